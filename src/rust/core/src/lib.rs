@@ -1,0 +1,1 @@
+//! Protocol core of mcplite: everything that does not need R.

@@ -88,8 +88,7 @@ pub fn run(
     }
     crate::otel::set_tracer(telemetry.tracer().cloned());
     let mut guard = StdoutGuard::install().map_err(|e| format!("cannot guard stdout: {e}"))?;
-    let stdin = std::io::stdin();
-    let input = BufReader::with_capacity(1 << 16, stdin.lock());
+    let input = BufReader::with_capacity(1 << 16, std::io::stdin());
     let result = serve(input, guard.protocol(), &mut server, &mut host, &mut telemetry);
     crate::otel::set_tracer(None);
     telemetry.shutdown();

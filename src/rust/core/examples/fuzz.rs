@@ -4,7 +4,7 @@
 //! through the server and checks every answer; stops at the first violation
 //! (exit 1) or after the time budget (exit 0), printing what it tried.
 
-#[path = "../tests/fuzz_support.rs"]
+#[path = "../tests/support/fuzz.rs"]
 mod fuzz_support;
 
 use fuzz_support::{mutate, run_and_check, seeds, Rng};

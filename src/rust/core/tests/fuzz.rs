@@ -1,6 +1,7 @@
 //! Property tests: whatever the input, the core never panics and every output
 //! is one valid JSON-RPC line of the right shape for its version.
 
+#[path = "support/fuzz.rs"]
 mod fuzz_support;
 
 use fuzz_support::{mutate, run_and_check, seeds, Rng};

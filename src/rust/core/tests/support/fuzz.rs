@@ -117,12 +117,16 @@ pub fn check(line: &[u8], response: Option<&str>, legacy: Option<&str>) -> Resul
         Incoming::Reject(id, _) => id.map(|i| i.raw().to_string()),
         _ => None,
     };
-    let modern_version = std::str::from_utf8(line)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        .and_then(|v| {
-            v.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").and_then(Value::as_str).map(str::to_string)
-        });
+    // Read the version the way the server does (params are parsed on their own).
+    let modern_version = match classify(line) {
+        Incoming::Request(m) => m
+            .params
+            .get("_meta")
+            .and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        _ => None,
+    };
     let Some(resp) = response else {
         return if expect_answer { Err("a request got no answer".into()) } else { Ok(()) };
     };

@@ -1,1 +1,3 @@
 //! Protocol core of mcplite: everything that does not need R.
+
+pub mod rjson;

@@ -5,3 +5,4 @@
 NULL
 
 rust_json_parse <- function(text) .Call(wrap__rust_json_parse, text)
+rust_to_json <- function(x, opts) .Call(wrap__rust_to_json, x, opts)

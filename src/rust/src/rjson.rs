@@ -169,19 +169,21 @@ fn helpers() -> std::result::Result<(Function, Function, Function), String> {
                 .as_function()
                 .ok_or_else(|| "internal helper is not a function".to_string())
         };
-        let time = mk("function(x, cls, lt, date) {
+        let time = mk("function(x, cls, lt, date) tryCatch({
             class(x) <- cls
             if (lt) x <- as.POSIXct(x)
             out <- if (date) format(x) else format(x, format = '')
             as.character(unname(out))
-        }")?;
-        let cplx = mk("function(x, digits) as.character(unname(prettyNum(as.vector(unclass(x)), digits = digits)))")?;
-        let aschar = mk("function(x, cls) {
+        }, error = function(e) list(conditionMessage(e)))")?;
+        let cplx = mk("function(x, digits) tryCatch(
+            as.character(unname(prettyNum(as.vector(unclass(x)), digits = digits))),
+            error = function(e) list(conditionMessage(e)))")?;
+        let aschar = mk("function(x, cls) tryCatch({
             class(x) <- cls
             out <- as.character(x)
             out[is.na(x)] <- NA
             as.character(unname(out))
-        }")?;
+        }, error = function(e) list(conditionMessage(e)))")?;
         let all = (time, cplx, aschar);
         *h.borrow_mut() = Some(all.clone());
         Ok(all)
@@ -329,6 +331,11 @@ impl RValue for Sx {
             Conversion::AsCharacter { classes } => aschar.call(pairlist!(self.robj(), r_strings(classes))),
         };
         let out = res.map_err(|e| format!("R conversion failed: {e}"))?;
+        if out.rtype() == Rtype::List {
+            // The helper caught an R error and returned its message.
+            let msg = out.as_list().and_then(|l| l.values().next()).and_then(|m| m.as_str().map(str::to_string));
+            return Err(format!("R conversion failed: {}", msg.unwrap_or_default()));
+        }
         Ok(Sx::owned(out))
     }
 }

@@ -165,6 +165,8 @@ enum Column<V> {
     Factor(V, Vec<Option<Vec<u8>>>, Na),
     /// Raw data-frame column: hex text per byte.
     Hex(V),
+    /// Raw vector elsewhere: one base64 string.
+    Base64(V),
     /// prettyNum() strings plus the numbers (for `is.finite()`).
     Complex(V, V, Na),
     /// List cells: each a full value.
@@ -489,7 +491,7 @@ impl<'o> Encoder<'o> {
                 if in_df {
                     Column::Hex(v.clone())
                 } else {
-                    Column::Whole(v.clone(), classes.to_vec(), ctx)
+                    Column::Base64(v.clone())
                 }
             }
             Method::List => {
@@ -729,6 +731,11 @@ impl<'o> Encoder<'o> {
                 write_hex_byte(out, v.raws()[i]);
                 out.push(b'"');
             }
+            Column::Base64(v) => {
+                out.push(b'"');
+                write_base64(out, v.raws());
+                out.push(b'"');
+            }
             Column::Complex(strings, values, na) => {
                 let z = values.complexes()[i];
                 if !(z[0].is_finite() && z[1].is_finite()) && matches!(na, Na::Null | Na::Omit) {
@@ -814,7 +821,7 @@ fn col_len<V: RValue>(c: &Column<V>) -> usize {
         | Column::List(v, _) => v.len(),
         Column::Rows(df) => df.nrow,
         Column::Slices(p) => p.dims.first().copied().unwrap_or(0),
-        Column::Whole(..) => 1,
+        Column::Whole(..) | Column::Base64(_) => 1,
     }
 }
 

@@ -84,6 +84,7 @@ fn classes_asis_unbox_json() {
     assert_eq!(j(&d.clone().class(&["AsIs", "Date"])), r#"["2019-04-14"]"#);
     assert_eq!(j(&raw(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10])), r#""AQIDBAUGBwgJCg==""#);
     assert_eq!(j_with(&raw(&[]), boxed()), r#"[""]"#);
+    assert_eq!(j_with(&raw(&[0x5a]).class(&["scalar", "raw"]), boxed()), r#""Wg==""#);
 }
 
 #[test]

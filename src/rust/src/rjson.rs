@@ -163,15 +163,16 @@ fn helpers() -> std::result::Result<(Function, Function, Function), String> {
         if let Some(f) = h.borrow().as_ref() {
             return Ok(f.clone());
         }
+        // Closures live in the base environment so user definitions in the
+        // global environment cannot mask format(), prettyNum(), etc.
         let mk = |code: &str| -> std::result::Result<Function, String> {
-            eval_string(code)
+            eval_string(&format!("evalq({code}, baseenv())"))
                 .map_err(|e| e.to_string())?
                 .as_function()
                 .ok_or_else(|| "internal helper is not a function".to_string())
         };
         let time = mk("function(x, cls, lt, date) tryCatch({
-            class(x) <- cls
-            if (lt) x <- as.POSIXct(x)
+            if (lt) x <- as.POSIXct(x) else class(x) <- cls
             out <- if (date) format(x) else format(x, format = '')
             as.character(unname(out))
         }, error = function(e) list(conditionMessage(e)))")?;

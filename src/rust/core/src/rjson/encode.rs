@@ -120,6 +120,9 @@ fn resolve<V: RValue>(v: &V, classes: &[String]) -> Result<Method, String> {
             "factor" => Method::Factor,
             "Date" | "POSIXct" | "POSIXlt" | "POSIXt" => Method::Time(i),
             "hms" | "ITime" => Method::AsChar(i),
+            // Multivariate time series are registered as matrices for S4
+            // dispatch, so jsonlite writes them row-wise.
+            "mts" if v.attr("dim").is_some() => Method::Array,
             "ts" => Method::Plain,
             "list" if t == RType::List => Method::List,
             "numeric" if matches!(t, RType::Integer | RType::Double) => Method::Numeric,
@@ -599,8 +602,7 @@ impl<'o> Encoder<'o> {
                 // jsonlite turns raw columns into hex strings first.
                 Column::Hex(c)
             } else if cls.iter().any(|k| k == "POSIXlt") {
-                let ct = ["POSIXct".to_string(), "POSIXt".to_string()];
-                let s = c.convert(Conversion::FormatTime { classes: &ct, posixlt_to_ct: true })?;
+                let s = c.convert(Conversion::FormatTime { classes: &cls, posixlt_to_ct: true })?;
                 Column::Character(s, cctx.na)
             } else {
                 self.column(&c, &cls, cctx, true)?

@@ -136,6 +136,9 @@ fn matrices_and_arrays() {
     assert_eq!(j(&lm), r#"[[[1],null],[["a"],{"b":[2]}]]"#);
     let m = dbl(&[1.0, na_real(), 3.0, 4.0]).attr("dim", int(&[2, 2]));
     assert_eq!(j_with(&m, na_null()), "[[1,3],[null,4]]");
+    let mts = int(&[1, 2, 3, 4, 5, 6]).attr("dim", int(&[3, 2])).class(&["mts", "ts", "matrix", "array"]);
+    assert_eq!(j(&mts), "[[1,4],[2,5],[3,6]]");
+    assert_eq!(j(&int(&[1, 2, 3, 4]).attr("dim", int(&[2, 2])).class(&["ts"])), "[1,2,3,4]");
     let dfm = df(vec![("m", m)], 2);
     assert_eq!(j(&dfm), r#"[{"m":[1,3]},{"m":["NA",4]}]"#);
 }

@@ -28,8 +28,9 @@ pub enum RType {
 pub enum Conversion<'a> {
     /// `format(x)` for Date, `format(x, format = "")` for POSIXct/POSIXlt,
     /// after setting the class attribute to `classes` (jsonlite strips the
-    /// classes it has dispatched past). `posixlt_to_ct` first applies
-    /// `as.POSIXct()` (what jsonlite does to POSIXlt data-frame columns).
+    /// classes it has dispatched past). With `posixlt_to_ct`, the object is
+    /// instead passed through `as.POSIXct()` unchanged (what jsonlite does to
+    /// POSIXlt data-frame columns) and `classes` is ignored.
     FormatTime { classes: &'a [String], posixlt_to_ct: bool },
     /// `prettyNum(x, digits = digits)` of a complex vector, element-wise.
     ComplexStrings { digits: i32 },

@@ -125,19 +125,12 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     let mut frac: u32 = tmp as u32;
     let diff = tmp - frac as f64;
     let limit = POW10[prec];
-    if diff > 0.5 {
-        frac += 1;
-        if frac as f64 >= limit {
-            frac = 0;
-            whole += 1;
-        }
-    } else if diff == 0.5 && prec > 0 && (frac & 1) == 1 {
-        frac += 1;
-        if frac as f64 >= limit {
-            frac = 0;
-            whole += 1;
-        }
-    } else if diff == 0.5 && prec == 0 && (whole & 1) == 1 {
+    // Round up past one half, and on exactly one half when the kept digit
+    // is odd (the C code's three branches, merged).
+    let round_up = diff > 0.5
+        || (diff == 0.5 && prec > 0 && (frac & 1) == 1)
+        || (diff == 0.5 && prec == 0 && (whole & 1) == 1);
+    if round_up {
         frac += 1;
         if frac as f64 >= limit {
             frac = 0;
@@ -281,9 +274,8 @@ pub fn write_g(out: &mut Vec<u8>, v: f64, prec: i32) {
         write_i64(out, ax as i64);
     } else if x >= 0 {
         let int_len = x as usize + 1;
-        for k in 0..int_len {
-            out.push(if k < n { d[k] } else { b'0' });
-        }
+        out.extend_from_slice(&d[..n.min(int_len)]);
+        out.resize(out.len() + int_len.saturating_sub(n), b'0');
         if n > int_len {
             out.push(b'.');
             out.extend_from_slice(&d[int_len..n]);

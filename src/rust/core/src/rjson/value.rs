@@ -48,6 +48,9 @@ pub trait RValue: Sized + Clone {
     fn type_name(&self) -> String;
     /// `length()` of the underlying vector (not dispatched).
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     fn is_s4(&self) -> bool;
     /// The explicit `class` attribute; empty when there is none.
     fn class(&self) -> Vec<String>;

@@ -81,6 +81,7 @@ pub fn run(
     };
     let invoker = invoker.as_function().ok_or("invoker must be a function")?;
     let mut server = Server::new(defs, instructions, info)?;
+    let json_opts = crate::rjson::json_options(&json_opts).map_err(|e| format!("payload options: {e}"))?;
     let mut host = RHost { funs, formals, invoker, json_opts };
     let mut telemetry = mcplite_core::telemetry::Telemetry::from_env();
     if let Some(hook) = on_start.as_function() {

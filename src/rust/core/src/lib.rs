@@ -7,6 +7,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod projection;
 pub mod result;
+pub mod rjson;
 pub mod telemetry;
 pub mod transport;
 pub mod version;

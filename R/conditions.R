@@ -50,7 +50,8 @@ describe_value <- function(x) {
       if (is.na(x)) return(sprintf("a missing %s value (NA)", kind))
       return(sprintf("the %s value %s", kind, format_scalar(x)))
     }
-    return(sprintf("a %s vector of length %d", kind, length(x)))
+    article <- if (grepl("^[aeiou]", kind)) "an" else "a"
+    return(sprintf("%s %s vector of length %d", article, kind, length(x)))
   }
   sprintf("an object of type '%s'", typeof(x))
 }

@@ -108,6 +108,12 @@ check_content_list <- function(content, call) {
       class = "content", arg = "content", call = call
     )
   }
+  if (!is.null(names(content)) && "type" %in% names(content)) {
+    abort_mcplite(
+      "`content` must be built with `content_text()` and friends, not written as a plain list.",
+      class = "content", arg = "content", call = call
+    )
+  }
   for (i in seq_along(content)) {
     if (!inherits(content[[i]], "mcplite_content")) {
       abort_mcplite(

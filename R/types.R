@@ -121,13 +121,25 @@ type_string <- function(description = NULL, required = TRUE) {
 #' @rdname tool-types
 #' @export
 type_enum <- function(values, description = NULL, required = TRUE) {
+  if (missing(values)) {
+    abort_mcplite(
+      "`values` is missing; give the allowed strings as a character vector.",
+      class = "schema", arg = "values"
+    )
+  }
   if (inherits(values, "factor")) values <- levels(values)
-  if (!is.character(values) || length(values) == 0 || anyNA(values)) {
+  if (!is.character(values) || length(values) == 0) {
     abort_mcplite(
       sprintf(
-        "`values` must be a character vector of at least one non-missing string, not %s.",
+        "`values` must be a character vector of at least one string, not %s.",
         describe_value(values)
       ),
+      class = "schema", arg = "values"
+    )
+  }
+  if (anyNA(values)) {
+    abort_mcplite(
+      sprintf("`values` must not contain `NA` (element %s).", paste(which(is.na(values)), collapse = ", ")),
       class = "schema", arg = "values"
     )
   }
@@ -174,6 +186,12 @@ type_array <- function(items, description = NULL, required = TRUE) {
 #' @export
 type_object <- function(.description = NULL, ..., .required = TRUE,
                         .additional_properties = FALSE) {
+  if (inherits(.description, "mcplite_type") || is_ellmer_type(.description)) {
+    abort_mcplite(
+      "Properties in `...` must be named; an unnamed type helper was taken as `.description`.",
+      class = "schema", arg = "...", call = sys.call()
+    )
+  }
   check_string(.description, ".description", allow_null = TRUE, class = "schema")
   check_flag(.required, ".required", class = "schema")
   check_flag(.additional_properties, ".additional_properties", class = "schema")
@@ -260,10 +278,15 @@ is_json_object <- function(x) {
 as_type <- function(x, arg, call) {
   if (inherits(x, "mcplite_type")) return(x)
   if (is_ellmer_type(x)) return(ellmer_type_to_mcplite(x, arg, call))
+  hint <- if (is.list(x) && !is.object(x)) {
+    "\nWrap a schema written as a list in `type_from_schema()`."
+  } else {
+    ""
+  }
   abort_mcplite(
     sprintf(
-      "`%s` must be a type helper such as `type_string()`, not %s.",
-      arg, describe_value(x)
+      "`%s` must be a type helper such as `type_string()`, not %s.%s",
+      arg, describe_value(x), hint
     ),
     class = "schema", arg = arg, call = call
   )
@@ -292,7 +315,10 @@ check_properties <- function(props, arg, call) {
     )
   }
   for (nm in nms) {
-    props[[nm]] <- as_type(props[[nm]], sprintf("%s$%s", arg, nm), call)
+    # Properties of type_object() are named by themselves; tool() arguments
+    # as elements of `arguments`.
+    label <- if (arg == "...") nm else sprintf("%s$%s", arg, nm)
+    props[[nm]] <- as_type(props[[nm]], label, call)
   }
   props
 }

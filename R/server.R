@@ -67,7 +67,7 @@ mcp_server <- function(tools, instructions = NULL) {
   specs <- server_specs(tools, call)
   check_string(instructions, "instructions", call = call, allow_null = TRUE)
   opts <- payload_options(call)
-  rust_serve(specs, instructions, opts)
+  serve_specs(specs, instructions, opts)
   invisible(NULL)
 }
 

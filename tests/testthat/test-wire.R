@@ -1,0 +1,109 @@
+# End-to-end: the schemas and results built in R, as a client sees them.
+
+test_that("tools/list shows every type helper's schema exactly as built", {
+  skip_on_cran()
+  code <- c(
+    "all_types <- tool(",
+    "  function(flag, n, x, s, unit, ids, opts, raw, hidden = 1) NULL,",
+    "  name = 'all_types', description = 'Every helper.',",
+    "  arguments = list(",
+    "    flag = type_boolean('F.'), n = type_integer(required = FALSE), x = type_number(),",
+    "    s = type_string(), unit = type_enum('only'),",
+    "    ids = type_array(type_integer(), description = 'Ids.'),",
+    "    opts = type_object(depth = type_integer(), inner = type_object(on = type_boolean(),",
+    "      .additional_properties = TRUE), .description = 'Options.'),",
+    "    raw = type_from_schema(list(oneOf = list(list(type = 'string'), list(type = 'null')),",
+    "      default = structure(list(), names = character(0)), examples = list())),",
+    "    hidden = type_ignore()",
+    "  )",
+    ")",
+    "complete <- tool(function(q) q, 'Complete schema.', name = 'complete',",
+    "  arguments = type_from_schema(paste0('{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",',",
+    "    '\"type\":\"object\",\"$defs\":{\"q\":{\"type\":\"string\",\"minLength\":300000}},',",
+    "    '\"properties\":{\"q\":{\"$ref\":\"#/$defs/q\"}},\"required\":[\"q\"]}')),",
+    "  output_schema = type_object(total = type_number()))",
+    "empty <- tool(function() 1, 'No arguments.', name = 'empty')",
+    "mcp_server(list(all_types, complete, empty))"
+  )
+  lines <- serve_lines(code, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+  listed <- response(lines, 1)
+  expect_match(listed, paste0(
+    '"inputSchema":{"type":"object","properties":{',
+    '"flag":{"type":"boolean","description":"F."},"n":{"type":"integer"},"x":{"type":"number"},',
+    '"s":{"type":"string"},"unit":{"type":"string","enum":["only"]},',
+    '"ids":{"type":"array","description":"Ids.","items":{"type":"integer"}},',
+    '"opts":{"type":"object","description":"Options.","properties":{"depth":{"type":"integer"},',
+    '"inner":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],',
+    '"additionalProperties":true}},"required":["depth","inner"],"additionalProperties":false},',
+    '"raw":{"oneOf":[{"type":"string"},{"type":"null"}],"default":{},"examples":[]}},',
+    '"required":["flag","x","s","unit","ids","opts","raw"]}'
+  ), fixed = TRUE)
+  expect_match(listed, paste0(
+    '"inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",',
+    '"$defs":{"q":{"type":"string","minLength":300000}},"properties":{"q":{"$ref":"#/$defs/q"}},',
+    '"required":["q"]}'
+  ), fixed = TRUE)
+  expect_match(listed, paste0(
+    '"outputSchema":{"type":"object","properties":{"total":{"type":"number"}},',
+    '"required":["total"],"additionalProperties":false}'
+  ), fixed = TRUE)
+  expect_match(listed, '"name":"empty","description":"No arguments.","inputSchema":{"type":"object","properties":{}}', fixed = TRUE)
+  expect_false(grepl("hidden", listed, fixed = TRUE))
+})
+
+test_that("annotations reach the wire in camelCase", {
+  skip_on_cran()
+  code <- c(
+    "t <- tool(function() 1, 'A.', name = 'a', annotations = list(",
+    "  title = 'Tool A', read_only_hint = TRUE, destructive_hint = FALSE,",
+    "  idempotentHint = TRUE, open_world_hint = FALSE))",
+    "mcp_server(t)"
+  )
+  listed <- response(serve_lines(code, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'), 1)
+  expect_match(listed, paste0(
+    '"annotations":{"title":"Tool A","readOnlyHint":true,"destructiveHint":false,',
+    '"idempotentHint":true,"openWorldHint":false}'
+  ), fixed = TRUE)
+  expect_false(grepl("_hint", listed, fixed = TRUE))
+})
+
+test_that("content blocks reach the wire with MCP names", {
+  skip_on_cran()
+  code <- c(
+    "t <- tool(function() tool_result(list(",
+    "  content_text('Hi.', annotations = list(audience = 'user', priority = 0.5,",
+    "    last_modified = '2025-01-02T03:04:05Z'), meta = list(`example.com/k` = 'v')),",
+    "  content_image('AA==', 'image/png'),",
+    "  content_resource('memo://1', text = 'note', mime_type = 'text/plain')",
+    "), is_error = TRUE), 'Blocks.', name = 'blocks')",
+    "mcp_server(t)"
+  )
+  called <- response(serve_lines(code, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"blocks","arguments":{}}}'), 1)
+  expect_match(called, paste0(
+    '{"type":"text","text":"Hi.","annotations":{"audience":["user"],"priority":0.5,',
+    '"lastModified":"2025-01-02T03:04:05Z"},"_meta":{"example.com/k":"v"}}'
+  ), fixed = TRUE)
+  expect_match(called, '{"type":"image","data":"AA==","mimeType":"image/png"}', fixed = TRUE)
+  expect_match(called, '"resource":{"uri":"memo://1"', fixed = TRUE)
+  expect_match(called, '"isError":true', fixed = TRUE)
+})
+
+test_that("ellmer tools are listed and called like mcplite tools", {
+  skip_on_cran()
+  skip_if_not_installed("ellmer")
+  code <- c(
+    "total <- ellmer::tool(function(values) sum(values), name = 'total',",
+    "  description = 'Sum.', arguments = list(values = ellmer::type_array(ellmer::type_number())))",
+    "mcp_server(list(total))"
+  )
+  lines <- serve_lines(code, c(
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"total","arguments":{"values":[1,2,3.5]}}}'
+  ))
+  expect_match(response(lines, 1), paste0(
+    '"inputSchema":{"type":"object","properties":{"values":{"type":"array",',
+    '"items":{"type":"number"}}},"required":["values"]}'
+  ), fixed = TRUE)
+  # sum() needs an atomic vector: ellmer's conversion of the JSON array ran.
+  expect_match(response(lines, 2), '"text":"6.5"', fixed = TRUE)
+})

@@ -54,7 +54,8 @@
 #'
 #' # A 1x1 transparent PNG, already base64-encoded:
 #' png <- paste0(
-#'   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+#'   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNk",
+#'   "YAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 #' )
 #' content_image(png, "image/png")
 #'

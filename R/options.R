@@ -3,12 +3,13 @@
 # rust_to_json() (see src/rust/ARCHITECTURE.md).
 
 payload_options <- function(call = sys.call(-1)) {
+  digits <- option_digits(call)
   list(
     null = option_null(call),
     na = option_na(call),
     auto_unbox = option_auto_unbox(call),
-    digits = option_digits(call)$digits,
-    signif = option_digits(call)$signif
+    digits = digits$digits,
+    signif = digits$signif
   )
 }
 

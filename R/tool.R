@@ -127,6 +127,12 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
 }
 
 new_tool <- function(fun, meta) {
+  if (is.primitive(fun)) {
+    # Primitives are never copied, so attributes set on one would change it
+    # for the whole session; wrap it in a closure instead.
+    prim <- fun
+    fun <- function(...) prim(...)
+  }
   # A tool wrapped twice keeps only the newest metadata.
   attr(fun, "mcplite") <- meta
   class(fun) <- c("mcplite_tool", "function")

@@ -6,8 +6,6 @@ wire <- function(x) {
 
 input_json <- function(tool) json_fixed(tool_meta(tool)$input_schema)
 
-# Parse JSON text with jsonlite, for comparing structure rather than bytes.
-parse <- function(text) jsonlite::parse_json(text, simplifyVector = FALSE)
 
 # Evaluate `code` with environment variables set, then restore them.
 with_envvars <- function(vars, code) {

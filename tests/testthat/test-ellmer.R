@@ -154,3 +154,42 @@ test_that("ellmer types work inside mcplite definitions", {
   expect_equal(input_json(t), '{"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"}}},"required":["x"]}')
   expect_snapshot(error = TRUE, tool(ellmer::tool(function() 1, name = "e", description = "E."), "d", name = "x"))
 })
+
+test_that("ellmer objects are read from their attributes, without ellmer", {
+  # The same layout S7 gives ellmer objects: properties stored as attributes.
+  s7 <- function(cls, ...) structure(list(), class = c(paste0("ellmer::", cls), "ellmer::Type", "S7_object"), ...)
+  args <- s7("TypeObject",
+    description = NULL, required = TRUE, additional_properties = FALSE,
+    properties = list(
+      n = s7("TypeBasic", description = "N.", required = TRUE, type = "integer"),
+      ks = s7("TypeArray", description = NULL, required = FALSE,
+              items = s7("TypeEnum", description = NULL, required = TRUE, values = c("a", "b")))
+    )
+  )
+  fake <- structure(
+    function(n, ks = NULL) n * 2L,
+    class = c("ellmer::ToolDef", "function", "S7_object"),
+    name = "double_it", description = "Double.", arguments = args, convert = TRUE,
+    annotations = list(read_only_hint = TRUE)
+  )
+  spec <- server_specs(fake)[[1]]
+  expect_equal(spec$name, "double_it")
+  expect_equal(
+    json_fixed(spec$input_schema),
+    paste0(
+      '{"type":"object","properties":{"n":{"type":"integer","description":"N."},',
+      '"ks":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]}'
+    )
+  )
+  expect_equal(json_fixed(spec$annotations), '{"readOnlyHint":true}')
+  expect_equal(do.call(spec$fun, list(n = 4L, ks = list("a"))), 8L)
+})
+
+test_that("broken ellmer tool metadata is reported", {
+  bad <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
+                   name = "bad name", description = "D.")
+  expect_snapshot(error = TRUE, server_specs(list(bad)))
+  bad <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
+                   name = "ok", description = NULL)
+  expect_snapshot(error = TRUE, server_specs(list(bad)))
+})

@@ -197,6 +197,13 @@ test_that("bad output schemas are rejected", {
   expect_snapshot(error = TRUE, tool(f, "d", output_schema = type_ignore()))
 })
 
+test_that("primitives become tools without being modified", {
+  t <- tool(sum, "Add up numbers.", name = "total", arguments = list(na.rm = type_boolean(required = FALSE)))
+  expect_equal(t(1, 2, NA, na.rm = TRUE), 3)
+  expect_null(attributes(sum))
+  expect_identical(class(sum), "function")
+})
+
 test_that("re-wrapping a tool replaces its metadata", {
   t <- tool(function(x) x, "first", name = "a", arguments = list(x = type_string()))
   t2 <- tool(t, "second", name = "b")

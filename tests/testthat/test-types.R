@@ -94,7 +94,7 @@ test_that("type_object() nests objects, arrays and complete schemas", {
     extra = type_from_schema(list(type = "string", minLength = 1))
   )
   expect_equal(
-    parse(wire(obj)),
+    json_parse(wire(obj), "x"),
     list(
       type = "object",
       properties = list(

@@ -111,7 +111,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   }
   check_string(description, "description", call = call)
 
-  input_schema <- input_schema(arguments, fun, call)
+  input_schema <- build_input_schema(arguments, fun, call)
   annotations <- normalize_annotations(annotations, "annotations", call)
   output_schema <- check_output_schema(output_schema, call)
 
@@ -192,7 +192,7 @@ check_tool_name <- function(name, arg, call, class = "argument") {
   invisible(name)
 }
 
-input_schema <- function(arguments, fun, call) {
+build_input_schema <- function(arguments, fun, call) {
   if (inherits(arguments, "mcplite_type_schema") || is_ellmer_type(arguments, "TypeJsonSchema")) {
     arguments <- as_type(arguments, "arguments", call)
     schema <- arguments$schema

@@ -115,6 +115,12 @@ server_specs <- function(tools, call = sys.call(-1)) {
 tool_spec <- function(x, arg, call) {
   if (inherits(x, "mcplite_tool")) {
     meta <- tool_meta(x)
+    if (!is.list(meta) || !is_string(meta$name)) {
+      abort_mcplite(
+        sprintf("`%s` has class `mcplite_tool` but lost its metadata; create it with `tool()`.", arg),
+        class = "tools", arg = arg, call = call
+      )
+    }
     fun <- x
     attr(fun, "mcplite") <- NULL
     class(fun) <- NULL

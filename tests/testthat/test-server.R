@@ -42,6 +42,8 @@ test_that("a broken tool list is rejected with a tools error", {
   expect_snapshot(error = TRUE, server_specs(list(hello, list(name = "x"))))
   expect_snapshot(error = TRUE, server_specs(list(hello, hello2, hello)))
   expect_error(server_specs(list(hello, NULL)), class = "mcplite_error_tools")
+  fake <- structure(function() 1, class = c("mcplite_tool", "function"))
+  expect_snapshot(error = TRUE, server_specs(list(hello, fake)))
 })
 
 test_that("mcp_server() validates before serving", {

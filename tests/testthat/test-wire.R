@@ -107,3 +107,25 @@ test_that("ellmer tools are listed and called like mcplite tools", {
   # sum() needs an atomic vector: ellmer's conversion of the JSON array ran.
   expect_match(response(lines, 2), '"text":"6.5"', fixed = TRUE)
 })
+
+test_that("structured content and its generated text reach the wire", {
+  skip_on_cran()
+  skip_if_not(exists("rust_to_json", asNamespace("mcplite")), "rust_to_json() not merged yet")
+  code <- c(
+    "options(mcplite.json.auto_unbox = FALSE)",
+    "stats <- tool(function() tool_result(structured_content = list(total = 6.5, items = list())),",
+    "  'Stats.', name = 'stats', output_schema = type_object(total = type_number()))",
+    "empty <- tool(function() tool_result(structured_content = list()), 'Empty.', name = 'empty')",
+    "mcp_server(list(stats, empty))"
+  )
+  lines <- serve_lines(code, c(
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stats","arguments":{}}}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"empty","arguments":{}}}'
+  ))
+  stats <- response(lines, 1)
+  expect_match(stats, '"content":[{"type":"text","text":"{\\"total\\":[6.5],\\"items\\":[]}"}]', fixed = TRUE)
+  expect_match(stats, '"structuredContent":{"total":[6.5],"items":[]}', fixed = TRUE)
+  empty <- response(lines, 2)
+  expect_match(empty, '"content":[{"type":"text","text":"{}"}]', fixed = TRUE)
+  expect_match(empty, '"structuredContent":{}', fixed = TRUE)
+})

@@ -110,7 +110,7 @@ test_that("ellmer tools are listed and called like mcplite tools", {
 
 test_that("structured content and its generated text reach the wire", {
   skip_on_cran()
-  skip_if_not(exists("rust_to_json", asNamespace("mcplite")), "rust_to_json() not merged yet")
+  skip_if_not(exists("rust_to_json", envir = asNamespace("mcplite"), inherits = FALSE), "rust_to_json() not merged yet")
   code <- c(
     "options(mcplite.json.auto_unbox = FALSE)",
     "stats <- tool(function() tool_result(structured_content = list(total = 6.5, items = list())),",

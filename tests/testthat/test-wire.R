@@ -129,3 +129,20 @@ test_that("structured content and its generated text reach the wire", {
   expect_match(empty, '"content":[{"type":"text","text":"{}"}]', fixed = TRUE)
   expect_match(empty, '"structuredContent":{}', fixed = TRUE)
 })
+
+test_that("schemas neither coerce nor validate what clients send", {
+  skip_on_cran()
+  code <- c(
+    "kind <- tool(function(x, y = 'default') paste(class(x), y), 'Kind.', name = 'kind',",
+    "  arguments = list(x = type_array(type_integer()), y = type_string(required = FALSE)))",
+    "mcp_server(kind)"
+  )
+  lines <- serve_lines(code, c(
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kind","arguments":{"x":[1,2]}}}',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"kind","arguments":{"x":"oops","y":"given"}}}'
+  ))
+  # JSON arrays arrive as R lists; the R default fills an omitted argument.
+  expect_match(response(lines, 1), '"text":"list default"', fixed = TRUE)
+  # A value that does not match the schema still reaches the function.
+  expect_match(response(lines, 2), '"text":"character given"', fixed = TRUE)
+})

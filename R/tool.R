@@ -16,7 +16,10 @@
 #'
 #' ## Arguments
 #' Each element of `arguments` is named after an argument of `fun` and
-#' describes it with a type helper (see [tool-types]). Alternatively
+#' describes it with a type helper (see [tool-types]); naming an argument
+#' `fun` does not have is an error, unless `fun` takes `...`. Arguments are
+#' listed as `required` in the order given, and the top level of the schema
+#' does not forbid other keys. Alternatively
 #' `arguments` can be one complete schema from [type_from_schema()] whose root
 #' is `type = "object"`; it is advertised unchanged (a missing `properties` is
 #' added as `{}`). Schemas only advertise: values arrive as the client sends

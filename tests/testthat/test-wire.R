@@ -88,6 +88,27 @@ test_that("content blocks reach the wire with MCP names", {
   expect_match(called, '"isError":true', fixed = TRUE)
 })
 
+test_that("resource links and audio reach the wire with MCP names", {
+  skip_on_cran()
+  code <- c(
+    "t <- tool(function() tool_result(list(",
+    "  content_resource_link('file:///tmp/r.csv', 'r.csv', title = 'R', description = 'Rows.',",
+    "    mime_type = 'text/csv', size = 2048),",
+    "  content_audio('UklGRg==', 'audio/wav', annotations = list(audience = c('user', 'assistant')))",
+    ")), 'Links.', name = 'links')",
+    "mcp_server(t)"
+  )
+  called <- response(serve_lines(code, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"links","arguments":{}}}'), 1)
+  expect_match(called, paste0(
+    '{"type":"resource_link","uri":"file:///tmp/r.csv","name":"r.csv","title":"R",',
+    '"description":"Rows.","mimeType":"text/csv","size":2048}'
+  ), fixed = TRUE)
+  expect_match(called, paste0(
+    '{"type":"audio","data":"UklGRg==","mimeType":"audio/wav",',
+    '"annotations":{"audience":["user","assistant"]}}'
+  ), fixed = TRUE)
+})
+
 test_that("ellmer tools are listed and called like mcplite tools", {
   skip_on_cran()
   skip_if_not_installed("ellmer")

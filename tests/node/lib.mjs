@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { createValidator } from "./validate.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const SERVER_SCRIPT = join(here, "fixtures", "server.R");
+// MCPLITE_FIXTURE_SERVER swaps in another script (debugging a server build).
+export const SERVER_SCRIPT = process.env.MCPLITE_FIXTURE_SERVER || join(here, "fixtures", "server.R");
 export const TOOL_NAMES = ["add", "echo", "summarise", "fail", "noisy"];
 export const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2024-11-05"];
 export const MODERN_VERSION = "2026-07-28";

@@ -293,7 +293,7 @@ mcp_validator_script <- function() {
   env <- Sys.getenv("MCPLITE_VALIDATOR")
   candidates <- c(
     if (nzchar(env)) env,
-    testthat::test_path("..", "node", "validate.mjs"),
+    tryCatch(testthat::test_path("..", "node", "validate.mjs"), error = function(e) NULL),
     # R CMD check runs a copy of tests/; look beside the source package too.
     file.path(Sys.getenv("MCPLITE_SOURCE_DIR", "."), "tests", "node", "validate.mjs")
   )
@@ -327,14 +327,22 @@ mcp_validator_check <- function(json, version, def = NA, strict = TRUE) {
   if (!is.na(def)) head$def <- def
   head_json <- as.character(jsonlite::toJSON(head, auto_unbox = TRUE))
   line <- paste0(substr(head_json, 1, nchar(head_json) - 1), ',"message":', json, "}")
-  v$write_input(paste0(gsub("\n", " ", line, fixed = TRUE), "\n"))
-  deadline <- Sys.time() + 20
+  # write_input() writes what the pipe takes and returns the rest.
+  left <- charToRaw(paste0(gsub("\n", " ", line, fixed = TRUE), "\n"))
+  deadline <- Sys.time() + 60
+  while (length(left)) {
+    left <- v$write_input(left)
+    if (length(left)) {
+      if (Sys.time() > deadline) stop("timed out writing to validate.mjs")
+      Sys.sleep(0.002)
+    }
+  }
   out <- character()
   while (!length(out)) {
     v$poll_io(200)
     out <- v$read_output_lines(n = 1)
     if (!v$is_alive() && !length(out)) stop("validate.mjs died: ", paste(v$read_all_error_lines(), collapse = "\n"))
-    if (Sys.time() > deadline) stop("validate.mjs did not answer within 20s")
+    if (Sys.time() > deadline) stop("validate.mjs did not answer within 60s")
   }
   res <- jsonlite::parse_json(out, simplifyVector = TRUE)
   res$errors <- as.character(unlist(res$errors))

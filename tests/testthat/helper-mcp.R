@@ -282,7 +282,7 @@ skip_if_no_mcplite_child <- function() {
     )
     ok <- mcp_state$mcplite_child <- res$status == 0
   }
-  if (!ok) testthat::skip("a child Rscript cannot load an installed mcplite (install it or set R_LIBS)")
+  if (!ok) testthat::skip("a child Rscript cannot load an installed mcplite with mcp_server() (install it, or set R_LIBS)")
 }
 
 # ---- schema validation through one shared node process ----------------------

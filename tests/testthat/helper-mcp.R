@@ -383,3 +383,18 @@ mcp_validate <- function(responses, version, def = NA, strict = TRUE) {
   testthat::expect(length(failures) == 0, paste(c("schema validation failed:", failures), collapse = "\n"))
   invisible(responses)
 }
+
+# The one response whose id equals `id` (compared as JSON text, so "1" and 1
+# differ); fails the test unless exactly one matches.
+mcp_by_id <- function(responses, id) {
+  want <- as.character(jsonlite::toJSON(id, auto_unbox = TRUE, digits = NA))
+  ids <- vapply(responses, function(r) {
+    if (is.null(r$id)) NA_character_ else as.character(jsonlite::toJSON(r$id, auto_unbox = TRUE, digits = NA))
+  }, character(1))
+  hit <- which(ids == want)
+  if (length(hit) != 1) {
+    testthat::fail(sprintf("expected one response with id %s, found %d", want, length(hit)))
+    return(NULL)
+  }
+  responses[[hit]]
+}

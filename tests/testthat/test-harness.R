@@ -88,18 +88,23 @@ test_that("mcp_send() delivers raw bytes exactly, including invalid UTF-8", {
 
 test_that("stdout pollution fails the test, whatever its form", {
   good <- '{"jsonrpc":"2.0","id":1,"result":{}}'
+  # Each stand-in server, with the diagnosis the harness must give.
   polluters <- list(
-    plain_text = c(sprintf("cat('%s\\n')", good), "cat('hello from a tool\\n')"),
-    no_newline = sprintf("cat('%s')", good),
-    blank_line = c("cat('\\n')", sprintf("cat('%s\\n')", good)),
-    invalid_utf8 = c("con <- file(\"/dev/stdout\", \"wb\")", "writeBin(as.raw(c(0x7b, 0xff, 0x7d, 0x0a)), con)", "close(con)"),
-    not_jsonrpc = "cat('{\"id\":1,\"result\":{}}\\n')",
-    both_members = "cat('{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}\\n')",
-    array = "cat('[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}]\\n')",
-    crlf = sprintf("cat('%s\\r\\n')", good)
+    list(c(sprintf("cat('%s\\n')", good), "cat('hello from a tool\\n')"), "is not JSON"),
+    list(sprintf("cat('%s')", good), "not a complete line"),
+    list(c("cat('\\n')", sprintf("cat('%s\\n')", good)), "'' is not JSON"),
+    list(c("con <- file(\"/dev/stdout\", \"wb\")", "writeBin(as.raw(c(0x7b, 0xff, 0x7d, 0x0a)), con)", "close(con)"),
+         "not valid UTF-8"),
+    list("cat('{\"id\":1,\"result\":{}}\\n')", "lacks jsonrpc"),
+    list("cat('{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}\\n')",
+         "exactly one of result and error"),
+    list("cat('[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}]\\n')", "not a JSON object"),
+    list(sprintf("cat('%s\\r\\n')", good), "carriage return")
   )
-  for (name in names(polluters)) {
-    expect_failure(mcp_exchange(character(), server = polluters[[name]]), label = name)
+  # Raw stdout bytes (and so invalid UTF-8) are only seen through the FIFO.
+  if (.Platform$OS.type == "windows") polluters[[4]] <- NULL
+  for (p in polluters) {
+    expect_failure(mcp_exchange(character(), server = p[[1]]), p[[2]], fixed = TRUE)
   }
   clean <- mcp_exchange(character(), server = sprintf("cat('%s\\n')", good))
   expect_length(clean$responses, 1)
@@ -142,4 +147,14 @@ test_that("a real mcplite server answers modern requests with schema-valid repli
   expect_equal(out$status, 0)
   mcp_validate(out$responses, "2026-07-28", c("DiscoverResult", "ListToolsResult", "CallToolResult"))
   expect_equal(out$responses[[3]]$result$structuredContent, list(n = 3L, total = 6L, mean = 2L))
+})
+
+test_that("mcp_by_id() tells string ids from numeric ones", {
+  responses <- list(
+    jsonlite::parse_json('{"jsonrpc":"2.0","id":1,"result":{"n":"number"}}'),
+    jsonlite::parse_json('{"jsonrpc":"2.0","id":"1","result":{"n":"string"}}')
+  )
+  expect_equal(mcp_by_id(responses, 1L)$result$n, "number")
+  expect_equal(mcp_by_id(responses, "1")$result$n, "string")
+  expect_failure(mcp_by_id(responses, 2L), "found 0")
 })

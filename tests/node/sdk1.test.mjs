@@ -91,6 +91,18 @@ test("sdk 1.x: output printed by a tool never reaches the protocol stream", asyn
   assert.deepEqual(log.errors.map(String), []);
 });
 
+test("sdk 1.x: many requests in flight at once are each answered", async () => {
+  const calls = Array.from({ length: 20 }, (_, i) => client.callTool({ name: "add", arguments: { a: i, b: 1000 } }));
+  const results = await Promise.all([...calls, client.listTools(), client.ping()]);
+  results.slice(0, 20).forEach((r, i) => assert.equal(textOf(r), String(i + 1000)));
+});
+
+test("sdk 1.x: a large argument and result cross the pipe whole", async () => {
+  const text = "é".repeat(300000); // 600 kB of UTF-8 in one line each way
+  const r = await client.callTool({ name: "echo", arguments: { text } });
+  assert.equal(textOf(r), text);
+});
+
 test("sdk 1.x: an unknown tool is a -32602 protocol error", async () => {
   await assert.rejects(
     client.callTool({ name: "no_such_tool", arguments: {} }),

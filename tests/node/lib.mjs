@@ -38,13 +38,14 @@ export function serverParams() {
 
 /** Fails early, with the reason, when Rscript cannot load mcplite. */
 export function assertServerRunnable() {
-  const r = spawnSync(serverParams().command, ["--vanilla", "-e", "library(mcplite)"], {
+  const probe = process.env.MCPLITE_FIXTURE_SERVER ? "library(mcplite)" : "stopifnot(is.function(mcplite::mcp_server))";
+  const r = spawnSync(serverParams().command, ["--vanilla", "-e", probe], {
     env: process.env,
     encoding: "utf8",
   });
   if (r.error || r.status !== 0) {
     throw new Error(
-      `cannot run the fixture server: Rscript could not load mcplite (R_LIBS=${process.env.R_LIBS ?? ""}): ` +
+      `cannot run the fixture server: Rscript could not load mcplite with mcp_server() (R_LIBS=${process.env.R_LIBS ?? ""}): ` +
         (r.error ? r.error.message : r.stderr),
     );
   }

@@ -114,3 +114,20 @@ test("sdk 1.x: every response on the wire validates against the 2025-11-25 schem
   const n = assertWireValid(log, negotiatedVersion(log));
   assert.ok(n >= 10, `only ${n} responses were checked`);
 });
+
+test("sdk 1.x: with tracing exported to stderr, stdout still carries only protocol", async () => {
+  const params = serverParams();
+  params.env = { ...params.env, OTEL_R_TRACES_EXPORTER: "stderr" };
+  const transport = new StdioClientTransport(params);
+  const traced = recordTransport(transport);
+  const c = new Client({ name: "mcplite-interop-sdk1-otel", version: "1.0.0" }, { capabilities: {} });
+  await c.connect(transport);
+  const r = await c.callTool({ name: "noisy", arguments: {} });
+  assert.equal(textOf(r), "quiet result");
+  assert.equal(textOf(await c.callTool({ name: "add", arguments: { a: 1, b: 2 } })), "3");
+  await c.close();
+  await new Promise((res) => setTimeout(res, 200));
+  assertWireValid(traced, negotiatedVersion(traced));
+  // The spans went to stderr, one SERVER span named after the tool call.
+  assert.match(traced.stderr, /"name":"tools\/call add"/);
+});

@@ -65,7 +65,7 @@ test_that("mcp_exchange() collects responses, stderr and exit status of a real p
   out <- mcp_exchange(c("abc", "héllo"), server = server)
   expect_equal(out$status, 3)
   expect_length(out$responses, 2)
-  expect_equal(out$responses[[2]]$result$bytes, 6) # "héllo" is 6 UTF-8 bytes
+  expect_equal(out$responses[[2]]$result$bytes, 6) # "h\u00e9llo" is 6 UTF-8 bytes
   expect_equal(attr(out$responses[[1]], "json"), '{"jsonrpc":"2.0","id":1,"result":{"bytes":3}}')
   expect_equal(out$lines, vapply(out$responses, attr, "", "json"))
   expect_match(out$stderr, "got line 2")

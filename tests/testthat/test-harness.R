@@ -62,7 +62,7 @@ test_that("mcp_exchange() collects responses, stderr and exit status of a real p
     '}',
     'quit(status = 3)'
   )
-  out <- mcp_exchange(c("abc", "héllo"), server = server)
+  out <- mcp_exchange(c("abc", "h\u00e9llo"), server = server)
   expect_equal(out$status, 3)
   expect_length(out$responses, 2)
   expect_equal(out$responses[[2]]$result$bytes, 6) # "h\u00e9llo" is 6 UTF-8 bytes

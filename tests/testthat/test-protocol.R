@@ -344,6 +344,8 @@ test_that("tool errors, warnings and messages: contained results, diagnostics on
   expect_match(first_text(mcp_by_id(r, 3)), "environment")
   expect_true(mcp_by_id(r, 4)$result$isError)
   expect_match(first_text(mcp_by_id(r, 4)), "non-numeric")
+  expect_match(out$stderr, "mcplite: tool weird_error failed: first line ...", fixed = TRUE)
+  expect_match(out$stderr, "mcplite: tool unsendable failed: Tool unsendable returned a value", fixed = TRUE)
   for (s in c("cat to stdout", "[1] 1 2 3", "a message", "a warning", "writeLines to stdout", "child stdout", "child stderr")) {
     expect_true(grepl(s, out$stderr, fixed = TRUE), info = s)
   }

@@ -243,3 +243,24 @@ test_that("unserializable values are errors that name the type", {
   expect_match(rust_to_json(deep, opts)$error, "nested too deeply")
   expect_true(names(intentional_json_differences)[1] == "function_values")
 })
+
+test_that("number formatting matches jsonlite for every digits setting", {
+  skip_if_not_installed("jsonlite")
+  skip_on_cran()
+  set.seed(7)
+  n <- 20000
+  x <- c(
+    runif(n / 4, -1e6, 1e6), rnorm(n / 4) * 10^sample(-320:308, n / 4, TRUE),
+    round(runif(n / 4, -1e5, 1e5), sample(0:6, n / 4, TRUE)),
+    sample(-1e4:1e4, n / 4, TRUE) / 2^sample(0:12, n / 4, TRUE)
+  )
+  settings <- list(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 17, NA, I(1), I(2), I(4), I(6), I(10), I(15), I(16), I(17))
+  for (d in settings) {
+    expected <- as.character(jsonlite::toJSON(x, digits = d))
+    opts <- list(
+      digits = if (is.na(d)) NA_integer_ else as.integer(unclass(d)),
+      signif = inherits(d, "AsIs"), auto_unbox = FALSE
+    )
+    expect_identical(rust_to_json(x, opts)$value, expected, label = paste("digits =", format(d)))
+  }
+})

@@ -35,7 +35,7 @@ const P = {
   pipelined: int('BENCH_PIPELINED_CALLS', 2000, 300), // calls per throughput run
   window: int('BENCH_WINDOW', 64, 64), // requests in flight
   latency: int('BENCH_LATENCY_CALLS', 300, 60), // sequential calls per rep
-  coldReps: int('BENCH_COLD_REPS', 7, 3),
+  coldReps: int('BENCH_COLD_REPS', 10, 3),
   dfRows: int('BENCH_DF_ROWS', 100000, 20000),
   dfCalls: int('BENCH_DF_CALLS', 3, 2), // timed calls per rep (after 1 warm-up)
   nTools: int('BENCH_N_TOOLS', 200, 200),
@@ -85,7 +85,7 @@ const summary = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.m
 class Server {
   constructor(impl, script, extraEnv = {}) {
     this.impl = impl;
-    this.script = path.join(SERVERS, script);
+    this.script = path.join(impl.dir || SERVERS, script);
     this.extraEnv = extraEnv;
     this.pending = new Map();
     this.nextId = 1;
@@ -211,7 +211,9 @@ function expectResult(r, what) {
 const CRAN_LIB = env.BENCH_CRAN_LIB || path.join(HERE, '.lib-cran');
 const OUR_LIB = env.MCPLITE_LIB || '';
 const IMPLS = [
-  { key: 'ours', label: 'mcplite', env: OUR_LIB ? { R_LIBS: OUR_LIB } : {}, pkg: true },
+  // BENCH_OURS_SERVERS: a directory of pkg-*.R scripts to use for our column
+  // instead of servers/ (for trying out work in progress).
+  { key: 'ours', label: 'mcplite', env: OUR_LIB ? { R_LIBS: OUR_LIB } : {}, pkg: true, dir: env.BENCH_OURS_SERVERS },
   { key: 'cran', label: 'mcplite (CRAN)', env: { R_LIBS: CRAN_LIB }, pkg: true },
   { key: 'bare', label: 'bare limit', env: {}, pkg: false },
 ];
@@ -536,6 +538,7 @@ function renderTable(R) {
     return rs;
   };
   const rcell = (rs) => (rs ? `${f(median(rs), 2)}× (${f(Math.min(...rs), 2)}–${f(Math.max(...rs), 2)})` : '–');
+  const signed = (x) => (x >= 0 ? '+' : '−') + Math.abs(x).toFixed(0);
   const verdict = (rs, ok) => (rs ? (ok(median(rs)) ? 'met' : 'missed') : 'not measured');
 
   const rows = [];
@@ -565,7 +568,7 @@ function renderTable(R) {
       const over = v.ours && nul.length ? v.ours.map((x, i) => x - nul[i]) : null;
       const target = kind === 'discover' ? '–' : 'no slower than CRAN; ≤ Rscript NULL + 100 ms';
       const status = kind === 'discover' ? '–' :
-        `${verdict(up, (x) => x >= 1)} / ${over ? (median(over) <= 100 ? 'met' : 'missed') : 'not measured'} (+${f(over ? median(over) : NaN, 0)} ms)`;
+        `${verdict(up, (x) => x >= 1)} / ${over ? (median(over) <= 100 ? 'met' : 'missed') : 'not measured'} (${over ? signed(median(over)) : '–'} ms vs NULL)`;
       rows.push(`| 2. cold start to ${name}, ms | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ${target} | ${status} |`);
     }
     rows.push(`| 2. reference: \`Rscript --vanilla -e 'NULL'\` to exit, ms | ${cols.map(() => cell(nul, 0) ?? '–').join(' | ')} | – | – | – | – |`);

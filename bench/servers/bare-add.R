@@ -14,22 +14,26 @@ con <- file("stdin", open = "r")
 repeat {
   line <- readLines(con, n = 1L)
   if (length(line) == 0L) break
-  method <- sub('^.*?"method":"([^"]*)".*$', "\\1", line, perl = TRUE)
-  if (startsWith(method, "notifications/")) next
-  id <- sub('^.*?"id":("[^"]*"|-?[0-9]+).*$', "\\1", line, perl = TRUE)
+  # The driver's lines have a fixed member order, so splitting on commas puts
+  # each member at a known position: {"jsonrpc":"2.0" | "id":N | "method":"..." | ...
+  p <- strsplit(line, ",", fixed = TRUE)[[1L]]
+  if (startsWith(p[2L], '"method"')) next # a notification: never answered
+  id <- substring(p[2L], 6L)
+  method <- p[3L]
   modern <- grepl(modern_key, line, fixed = TRUE)
-  body <- if (method == "tools/call") {
-    x <- as.numeric(sub('^.*?"x":([-0-9.eE+]+).*$', "\\1", line, perl = TRUE))
-    y <- as.numeric(sub('^.*?"y":([-0-9.eE+]+).*$', "\\1", line, perl = TRUE))
+  body <- if (method == '"method":"tools/call"') {
+    # "params":{"name":"add" | "arguments":{"x":N | "y":N}
+    x <- as.numeric(substring(p[5L], 18L))
+    y <- as.numeric(gsub("}", "", substring(p[6L], 5L), fixed = TRUE))
     r <- paste0('"content":[{"type":"text","text":"', x + y, '"}],"isError":false')
     if (modern) paste0('{"resultType":"complete",', r, ",", info, "}") else paste0("{", r, "}")
-  } else if (method == "tools/list") {
+  } else if (method == '"method":"tools/list"' || method == '"method":"tools/list"}') {
     if (modern) paste0('{"resultType":"complete",', tools, ',"ttlMs":300000,"cacheScope":"public",', info, "}")
     else paste0("{", tools, "}")
-  } else if (method == "server/discover") {
+  } else if (method == '"method":"server/discover"') {
     paste0('{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],',
            '"capabilities":{"tools":{}},"ttlMs":300000,"cacheScope":"public",', info, "}")
-  } else if (method == "initialize") {
+  } else if (method == '"method":"initialize"') {
     '{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bare","version":"0"}}'
   } else {
     NULL

@@ -16,10 +16,11 @@ con <- file("stdin", open = "r")
 repeat {
   line <- readLines(con, n = 1L)
   if (length(line) == 0L) break
-  method <- sub('^.*?"method":"([^"]*)".*$', "\\1", line, perl = TRUE)
-  if (startsWith(method, "notifications/")) next
-  id <- sub('^.*?"id":("[^"]*"|-?[0-9]+).*$', "\\1", line, perl = TRUE)
-  if (method == "tools/call") {
+  p <- strsplit(line, ",", fixed = TRUE)[[1L]] # {"jsonrpc":"2.0" | "id":N | "method":"..." | ...
+  if (startsWith(p[2L], '"method"')) next # a notification: never answered
+  id <- substring(p[2L], 6L)
+  method <- p[3L]
+  if (method == '"method":"tools/call"') {
     json <- jsonlite::toJSON(df, auto_unbox = TRUE, null = "null")
     text <- jsonlite::toJSON(as.character(json), auto_unbox = TRUE)
     cat('{"jsonrpc":"2.0","id":', id, ',"result":{"resultType":"complete","content":[{"type":"text","text":',

@@ -15,10 +15,11 @@ con <- file("stdin", open = "r")
 repeat {
   line <- readLines(con, n = 1L)
   if (length(line) == 0L) break
-  method <- sub('^.*?"method":"([^"]*)".*$', "\\1", line, perl = TRUE)
-  if (startsWith(method, "notifications/")) next
-  id <- sub('^.*?"id":("[^"]*"|-?[0-9]+).*$', "\\1", line, perl = TRUE)
-  if (method == "tools/list") {
+  p <- strsplit(line, ",", fixed = TRUE)[[1L]] # {"jsonrpc":"2.0" | "id":N | "method":"..." | ...
+  if (startsWith(p[2L], '"method"')) next # a notification: never answered
+  id <- substring(p[2L], 6L)
+  method <- p[3L]
+  if (startsWith(method, '"method":"tools/list"')) {
     cat('{"jsonrpc":"2.0","id":', id, ',"result":{"resultType":"complete",', tools, modern_tail, sep = "", file = out)
   } else {
     cat('{"jsonrpc":"2.0","id":', id, ',"error":{"code":-32601,"message":"Method not found"}}\n', sep = "", file = out)

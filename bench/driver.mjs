@@ -41,6 +41,7 @@ const P = {
   nTools: int('BENCH_N_TOOLS', 200, 200),
   listCalls: int('BENCH_LIST_CALLS', 50, 15),
   traceCalls: int('BENCH_TRACE_CALLS', 1000, 200),
+  traceReps: int('BENCH_TRACE_REPS', 3, 1),
   timeoutMs: int('BENCH_TIMEOUT_S', 120, 120) * 1000,
   budgetS: int('BENCH_BUDGET_S', 600, 600), // soft cap: later reps are skipped past it
 };
@@ -209,6 +210,9 @@ function expectResult(r, what) {
 
 // ---------------------------------------------------------------- columns
 const CRAN_LIB = env.BENCH_CRAN_LIB || path.join(HERE, '.lib-cran');
+// otelsdk (the exporter half of R's otel) lives in its own library and is added
+// to the CRAN column only for scenario 5, so scenarios 1-4 never see it.
+const OTELSDK_LIB = env.BENCH_OTELSDK_LIB || path.join(HERE, '.lib-otelsdk');
 const OUR_LIB = env.MCPLITE_LIB || '';
 const IMPLS = [
   // BENCH_OURS_SERVERS: a directory of pkg-*.R scripts to use for our column
@@ -312,13 +316,13 @@ async function checkAdd(srv) {
   if (text !== String(id + 2) || res.isError) throw new Error(`${srv.impl.label}: add returned ${r.text.slice(0, 300)}`);
 }
 
-async function scenarioAdd(impl, extraEnv = {}, calls = P.pipelined) {
+async function scenarioAdd(impl, extraEnv = {}, calls = P.pipelined, latCalls = P.latency) {
   const srv = new Server(impl, script(impl, 'add'), extraEnv).start();
   try {
     await checkAdd(srv);
     await sequential(srv, 20, addCall); // warm-up
     const cps = await pipelined(srv, calls, P.window, addCall);
-    const lat = await sequential(srv, P.latency, addCall);
+    const lat = await sequential(srv, latCalls, addCall);
     return { cps, p50: median(lat), p99: quantile(lat, 0.99), stderrBytes: srv.stderrBytes };
   } finally {
     await srv.close();
@@ -419,22 +423,27 @@ function otlpReceiver() {
   });
 }
 
-const traceConfigs = (port) => ({
-  off: {},
-  none: { OTEL_TRACES_EXPORTER: 'none' },
-  stderr: { OTEL_TRACES_EXPORTER: 'stderr' },
-  otlp: {
+const TRACE_CONFIGS = ['off', 'none', 'stderr', 'otlp', 'otlp-json', 'otlp/file'];
+const traceConfigs = (port, dir) => {
+  const otlp = (protocol) => ({
     OTEL_TRACES_EXPORTER: 'otlp',
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}/v1/traces`,
-    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
-    OTEL_BSP_SCHEDULE_DELAY: '200',
-  },
-});
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
+  });
+  return {
+    off: {},
+    none: { OTEL_TRACES_EXPORTER: 'none' },
+    stderr: { OTEL_TRACES_EXPORTER: 'stderr' },
+    otlp: otlp('http/protobuf'),
+    'otlp-json': otlp('http/json'),
+    'otlp/file': { OTEL_TRACES_EXPORTER: 'otlp/file', OTEL_EXPORTER_OTLP_FILE: path.join(dir, 'spans.jsonl') },
+  };
+};
 
 // Tracing counts as available for a column when a stderr exporter really
 // writes a span for a tools/call to stderr.
-async function tracingAvailable(impl) {
-  const srv = new Server(impl, script(impl, 'add'), { OTEL_TRACES_EXPORTER: 'stderr' }).start();
+async function tracingAvailable(impl, traceEnv) {
+  const srv = new Server(impl, script(impl, 'add'), { ...traceEnv, OTEL_TRACES_EXPORTER: 'stderr' }).start();
   try {
     await checkAdd(srv);
   } finally {
@@ -462,9 +471,10 @@ async function main() {
   }
   if (onlyScenarios.includes('2')) {
     for (let rep = 0; rep < P.coldReps && !(rep > 0 && overBudget()); rep++) {
-      results.rscriptNull.push(await rscriptNull());
-      for (const impl of active)
-        for (const kind of ['list', 'discover', 'legacy']) push(results.s2, `${impl.key}.${kind}`, await coldOnce(impl, kind));
+      for (const kind of ['list', 'discover', 'legacy']) {
+        results.rscriptNull.push(await rscriptNull());
+        for (const impl of active) push(results.s2, `${impl.key}.${kind}`, await coldOnce(impl, kind));
+      }
       log(`s2 rep ${rep + 1}: Rscript NULL ${results.rscriptNull.at(-1).toFixed(0)} ms; ` +
         active.map((i) => `${i.label} list ${results.s2[`${i.key}.list`].at(-1).toFixed(0)} ms`).join(', '));
     }
@@ -488,27 +498,34 @@ async function main() {
   }
   if (onlyScenarios.includes('5')) {
     const { server, stats, port } = await otlpReceiver();
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mcplite-bench-'));
     try {
       for (const impl of active.filter((i) => i.pkg)) {
-        const ok = await tracingAvailable(impl);
+        const traceEnv =
+          impl.key === 'cran' && fs.existsSync(path.join(OTELSDK_LIB, 'otelsdk')) ? { R_LIBS: `${CRAN_LIB}:${OTELSDK_LIB}` } : {};
+        const ok = await tracingAvailable(impl, traceEnv);
         results.columns[impl.key].tracing = ok;
         if (!ok) {
-          log(`s5 ${impl.label}: tracing not available (no span on stderr with OTEL_TRACES_EXPORTER=stderr)`);
+          results.columns[impl.key].tracingWhy = impl.key === 'cran' && !traceEnv.R_LIBS
+            ? 'otelsdk not installed (BENCH_OTELSDK=1 bash bench/run.sh installs it)'
+            : 'not yet available: no span written with OTEL_TRACES_EXPORTER=stderr';
+          log(`s5 ${impl.label}: tracing not available (${results.columns[impl.key].tracingWhy})`);
           continue;
         }
-        const cfgs = traceConfigs(port);
-        for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
+        const cfgs = traceConfigs(port, tmp);
+        for (let rep = 0; rep < P.traceReps && !(rep > 0 && overBudget()); rep++)
           for (const [name, e] of Object.entries(cfgs)) {
             const before = stats.requests;
-            const r = await scenarioAdd(impl, e, P.traceCalls);
+            const r = await scenarioAdd(impl, { ...traceEnv, ...e }, P.traceCalls, Math.ceil(P.latency / 2));
             r.otlpRequests = stats.requests - before;
             push(results.s5, `${impl.key}.${name}`, r);
             log(`s5 rep ${rep + 1} ${impl.label} ${name}: ${r.cps.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms` +
-              (name === 'otlp' ? `, ${r.otlpRequests} OTLP posts` : ''));
+              (name.startsWith('otlp-') || name === 'otlp' ? `, ${r.otlpRequests} OTLP posts` : ''));
           }
       }
     } finally {
       server.close();
+      fs.rmSync(tmp, { recursive: true, force: true });
     }
   }
   results.elapsedS = (Date.now() - startedAt) / 1000;
@@ -565,10 +582,12 @@ function renderTable(R) {
     for (const [kind, name] of [['list', 'first tools/list (modern, no handshake)'], ['legacy', 'first tools/list (initialize first)'], ['discover', 'first server/discover']]) {
       const v = Object.fromEntries(cols.map((k) => [k, R.s2[`${k}.${kind}`]]));
       const up = ratio(v.cran, v.ours);
-      const over = v.ours && nul.length ? v.ours.map((x, i) => x - nul[i]) : null;
+      // Distance to the reference: difference of medians (the NULL runs are
+      // independent samples, so pairing them would only add their noise).
+      const over = v.ours && nul.length ? median(v.ours) - median(nul) : null;
       const target = kind === 'discover' ? '–' : 'no slower than CRAN; ≤ Rscript NULL + 100 ms';
       const status = kind === 'discover' ? '–' :
-        `${verdict(up, (x) => x >= 1)} / ${over ? (median(over) <= 100 ? 'met' : 'missed') : 'not measured'} (${over ? signed(median(over)) : '–'} ms vs NULL)`;
+        `${verdict(up, (x) => x >= 1)} / ${over ? (over <= 100 ? 'met' : 'missed') : 'not measured'} (${over !== null ? signed(over) : '–'} ms vs NULL)`;
       rows.push(`| 2. cold start to ${name}, ms | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ${target} | ${status} |`);
     }
     rows.push(`| 2. reference: \`Rscript --vanilla -e 'NULL'\` to exit, ms | ${cols.map(() => cell(nul, 0) ?? '–').join(' | ')} | – | – | – | – |`);
@@ -596,17 +615,17 @@ function renderTable(R) {
       continue;
     }
     if (!c.tracing) {
-      trace.push(`| ${c.label} | not yet available (no span written with OTEL_TRACES_EXPORTER=stderr) | – | – | – | – |`);
+      trace.push(`| ${c.label} | ${c.tracingWhy ?? 'not measured'} |${TRACE_CONFIGS.slice(1).map(() => ' – |').join('')}`);
       continue;
     }
     const off = R.s5[`${k}.off`]?.map((r) => r.cps);
-    const cellsCps = ['off', 'none', 'stderr', 'otlp'].map((n) => {
+    const cellsCps = TRACE_CONFIGS.map((n) => {
       const xs = R.s5[`${k}.${n}`]?.map((r) => r.cps);
       if (!xs) return '–';
       const p50 = R.s5[`${k}.${n}`].map((r) => r.p50);
-      return `${f(median(xs), 0)} calls/s, p50 ${f(median(p50), 2)} ms` + (n === 'off' ? '' : `; ${rcell(ratio(off, xs))} slower`);
+      return `${f(median(xs), 0)} calls/s, p50 ${f(median(p50), 2)} ms` + (n === 'off' ? '' : `; cost ${rcell(ratio(off, xs))}`);
     });
-    trace.push(`| ${c.label} | ${cellsCps.join(' | ')} | – |`);
+    trace.push(`| ${c.label} | ${cellsCps.join(' | ')} |`);
   }
 
   const hw = hardware();
@@ -624,8 +643,10 @@ function renderTable(R) {
     '',
     '### 5. Tracing overhead (x + y, pipelined throughput and single-request median latency)',
     '',
-    '| Column | off (no OTEL_* set) | OTEL_TRACES_EXPORTER=none | stderr | otlp (http/protobuf, local receiver) | |',
-    '| --- | --- | --- | --- | --- | --- |',
+    'Cells: median calls/s with 64 in flight, median single-request latency, and cost = off calls/s ÷ traced calls/s (paired per repetition).',
+    '',
+    '| Column | off (no OTEL_* set) | OTEL_TRACES_EXPORTER=none | stderr | otlp, http/protobuf to a local receiver | otlp, http/json | otlp/file |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...trace,
     '',
   ].join('\n');

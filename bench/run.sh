@@ -21,6 +21,18 @@ if [ ! -f "$cran_lib/mcplite/DESCRIPTION" ]; then
   Rscript --vanilla -e "install.packages('mcplite', lib = '$cran_lib', repos = '$repo', quiet = TRUE)" >&2
 fi
 
+# Optional: R's otel exporters (otelsdk) for the CRAN column of scenario 5.
+# Compiles opentelemetry-cpp: needs cmake, libcurl and protobuf headers
+# (Debian: cmake libcurl4-openssl-dev libprotobuf-dev protobuf-compiler) and
+# takes long on 2 cores, so it is opt-in.
+otelsdk_lib=${BENCH_OTELSDK_LIB:-$here/.lib-otelsdk}
+export BENCH_OTELSDK_LIB="$otelsdk_lib"
+if [ "${BENCH_OTELSDK:-0}" = 1 ] && [ ! -f "$otelsdk_lib/otelsdk/DESCRIPTION" ]; then
+  mkdir -p "$otelsdk_lib"
+  echo "# installing otelsdk from CRAN into $otelsdk_lib" >&2
+  Rscript --vanilla -e "install.packages('otelsdk', lib = '$otelsdk_lib', repos = '$repo', quiet = TRUE)" >&2
+fi
+
 echo "# hardware" >&2
 { echo "nproc: $(nproc)"; lscpu | head -n 15; free -h; } >&2 || true
 

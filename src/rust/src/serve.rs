@@ -76,7 +76,9 @@ pub fn run(specs: List, instructions: Robj, json_opts: Robj, invoker: Robj, info
     let mut guard = StdoutGuard::install().map_err(|e| format!("cannot guard stdout: {e}"))?;
     let stdin = std::io::stdin();
     let input = BufReader::with_capacity(1 << 16, stdin.lock());
-    let result = serve(input, guard.protocol(), &mut server, &mut host, &mut |_| {});
+    let mut telemetry = mcplite_core::telemetry::Telemetry::from_env();
+    let result = serve(input, guard.protocol(), &mut server, &mut host, &mut telemetry);
+    telemetry.shutdown();
     drop(guard);
     result.map_err(|e| format!("reading standard input failed: {e}"))
 }

@@ -26,6 +26,21 @@ pub trait ToolHost {
     fn call_tool(&mut self, index: usize, tool: &ToolDef, arguments: Map<String, Value>) -> CallResult;
 }
 
+/// Sees every message that passed envelope validation: `begin` before it is
+/// handled, `end` after, with what happened. Telemetry implements it.
+pub trait Observer {
+    fn begin(&mut self, msg: &Message);
+    fn end(&mut self, handled: &Handled);
+}
+
+/// An observer that does nothing.
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn begin(&mut self, _msg: &Message) {}
+    fn end(&mut self, _handled: &Handled) {}
+}
+
 /// The server's name and version, as announced to clients.
 #[derive(Debug, Clone)]
 pub struct ServerInfo {
@@ -79,7 +94,7 @@ impl Server {
     }
 
     /// Handle one raw input line.
-    pub fn handle_line(&mut self, line: &[u8], host: &mut dyn ToolHost) -> Handled {
+    pub fn handle_line(&mut self, line: &[u8], host: &mut dyn ToolHost, observer: &mut dyn Observer) -> Handled {
         match envelope::classify(line) {
             Incoming::Ignore(_) | Incoming::BadNotification => Handled::default(),
             Incoming::Reject(id, err) => Handled {
@@ -87,13 +102,23 @@ impl Server {
                 rpc_error: Some(err.code),
                 ..Default::default()
             },
-            Incoming::Notification(msg) => Handled {
-                valid: true,
-                method: Some(msg.method.clone()),
-                version: self.version_hint(&msg),
-                ..Default::default()
-            },
-            Incoming::Request(msg) => self.handle_request(msg, host),
+            Incoming::Notification(msg) => {
+                observer.begin(&msg);
+                let handled = Handled {
+                    valid: true,
+                    method: Some(msg.method.clone()),
+                    version: self.version_hint(&msg),
+                    ..Default::default()
+                };
+                observer.end(&handled);
+                handled
+            }
+            Incoming::Request(msg) => {
+                observer.begin(&msg);
+                let handled = self.handle_request(msg, host);
+                observer.end(&handled);
+                handled
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! Rust tool host standing in for R.
 
 use mcplite_core::result::{CallResult, Content, ContentKind, StructuredJson, ToolDef};
+use mcplite_core::dispatch::NoObserver;
 use mcplite_core::{serve, Server, ServerInfo, ToolHost};
 use serde_json::{json, Map, Value};
 
@@ -54,7 +55,7 @@ fn run(lines: &[&str]) -> (Vec<Value>, usize) {
     let mut host = EchoHost { calls: 0 };
     let input = lines.join("\n");
     let mut out = Vec::new();
-    serve(input.as_bytes(), &mut out, &mut server, &mut host, &mut |_| {}).unwrap();
+    serve(input.as_bytes(), &mut out, &mut server, &mut host, &mut NoObserver).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.is_empty() || text.ends_with('\n'));
     let responses = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();

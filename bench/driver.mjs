@@ -115,9 +115,16 @@ class Server {
       }
       if (start < buf.length) chunks.push(buf.subarray(start));
     });
+    this.stderrSpans = 0;
+    let carry = '';
     this.proc.stderr.on('data', (buf) => {
       this.stderrBytes += buf.length;
-      this.stderrTail = (this.stderrTail + buf.toString('utf8')).slice(-20000);
+      const text = buf.toString('utf8');
+      // Count exported spans (OTLP JSON "spanId", otelsdk's "span_id") across chunk edges.
+      const joined = carry + text;
+      this.stderrSpans += (joined.match(/"spanId"|(?<![a-z_])span_id\s*:/g) || []).length;
+      carry = joined.slice(-12).replace(/^.*("spanId"|span_id\s*:)/s, '');
+      this.stderrTail = (this.stderrTail + text).slice(-20000);
     });
     this.proc.on('exit', (code, sig) => {
       if (this.pending.size) this.failAll(new Error(`${this.impl.label} ${path.basename(this.script)} exited (code ${code}, signal ${sig}) with ${this.pending.size} requests pending; stderr tail:\n${this.stderrTail}`));
@@ -323,7 +330,7 @@ async function scenarioAdd(impl, extraEnv = {}, calls = P.pipelined, latCalls = 
     await sequential(srv, 20, addCall); // warm-up
     const cps = await pipelined(srv, calls, P.window, addCall);
     const lat = await sequential(srv, latCalls, addCall);
-    return { cps, p50: median(lat), p99: quantile(lat, 0.99), stderrBytes: srv.stderrBytes };
+    return { cps, p50: median(lat), p99: quantile(lat, 0.99), srv, requests: 21 + calls + latCalls };
   } finally {
     await srv.close();
   }
@@ -407,20 +414,66 @@ async function scenarioTools(impl) {
 // ---------------------------------------------------------------- scenario 5
 function otlpReceiver() {
   return new Promise((resolve) => {
-    const stats = { requests: 0, bytes: 0 };
+    const stats = { requests: 0, bytes: 0, spans: 0, protobufSpans: 0 };
     const server = http.createServer((req, res) => {
-      let n = 0;
-      req.on('data', (b) => (n += b.length));
+      const parts = [];
+      req.on('data', (b) => parts.push(b));
       req.on('end', () => {
-        stats.requests++;
-        stats.bytes += n;
+        const body = Buffer.concat(parts);
         const json = String(req.headers['content-type'] || '').includes('json');
+        stats.requests++;
+        stats.bytes += body.length;
+        if (json) stats.spans += (body.toString('utf8').match(/"spanId"/g) || []).length;
+        else stats.protobufSpans += countProtobufSpans(body);
         res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
         res.end(json ? '{}' : '');
       });
     });
     server.listen(0, '127.0.0.1', () => resolve({ server, stats, port: server.address().port }));
   });
+}
+
+// Count spans in an ExportTraceServiceRequest without a protobuf library:
+// resource_spans = 1, scope_spans = 2 (inside it), spans = 2 (inside that).
+function countProtobufSpans(buf) {
+  const fields = (b, want, fn) => {
+    let i = 0;
+    const varint = () => {
+      let v = 0;
+      let shift = 0;
+      for (;;) {
+        const byte = b[i++];
+        v += (byte & 0x7f) * 2 ** shift;
+        if (byte < 0x80) return v;
+        shift += 7;
+      }
+    };
+    while (i < b.length) {
+      const key = varint();
+      const wire = key % 8;
+      if (wire === 0) varint();
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else if (wire === 2) {
+        const len = varint();
+        if (Math.floor(key / 8) === want) fn(b.subarray(i, i + len));
+        i += len;
+      } else return;
+    }
+  };
+  let n = 0;
+  try {
+    fields(buf, 1, (rs) => fields(rs, 2, (ss) => fields(ss, 2, () => n++)));
+  } catch {
+    return NaN;
+  }
+  return n;
+}
+
+function countFileSpans(dir) {
+  let n = 0;
+  for (const f of fs.readdirSync(dir)) n += (fs.readFileSync(path.join(dir, f), 'utf8').match(/"spanId"/g) || []).length;
+  return n;
 }
 
 const TRACE_CONFIGS = ['off', 'none', 'stderr', 'otlp', 'otlp-json', 'otlp/file'];
@@ -465,6 +518,7 @@ async function main() {
     for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
       for (const impl of active) {
         const r = await scenarioAdd(impl);
+        delete r.srv;
         push(results.s1, impl.key, r);
         log(`s1 rep ${rep + 1} ${impl.label}: ${r.cps.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
       }
@@ -515,12 +569,23 @@ async function main() {
         const cfgs = traceConfigs(port, tmp);
         for (let rep = 0; rep < P.traceReps && !(rep > 0 && overBudget()); rep++)
           for (const [name, e] of Object.entries(cfgs)) {
-            const before = stats.requests;
+            const before = { ...stats };
+            const file = path.join(tmp, 'spans.jsonl');
+            fs.rmSync(file, { force: true });
             const r = await scenarioAdd(impl, { ...traceEnv, ...e }, P.traceCalls, Math.ceil(P.latency / 2));
-            r.otlpRequests = stats.requests - before;
+            r.otlpRequests = stats.requests - before.requests;
+            // Spans that reached the exporter's destination, to compare with the
+            // requests sent (a tracer that drops spans would look cheap).
+            r.spans =
+              name === 'stderr' ? r.srv.stderrSpans
+              : name === 'otlp' ? stats.protobufSpans - before.protobufSpans
+              : name === 'otlp-json' ? stats.spans - before.spans
+              : name === 'otlp/file' ? countFileSpans(tmp)
+              : 0;
+            delete r.srv;
             push(results.s5, `${impl.key}.${name}`, r);
-            log(`s5 rep ${rep + 1} ${impl.label} ${name}: ${r.cps.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms` +
-              (name.startsWith('otlp-') || name === 'otlp' ? `, ${r.otlpRequests} OTLP posts` : ''));
+            log(`s5 rep ${rep + 1} ${impl.label} ${name}: ${r.cps.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms, ` +
+              `${r.spans} spans exported for ${r.requests} requests` + (r.otlpRequests ? ` in ${r.otlpRequests} OTLP posts` : ''));
           }
       }
     } finally {
@@ -564,8 +629,9 @@ function renderTable(R) {
     `| --- | ${cols.map(() => '---:').join(' | ')} | ---: | ---: | --- | --- |`;
   const get = (obj, k, field) => obj[k]?.map((r) => r[field]);
 
+  const ran = (n) => onlyScenarios.includes(n);
   // 1. throughput (higher is better): speed-up = ours/cran, cost = bare/ours
-  {
+  if (ran('1')) {
     const v = Object.fromEntries(cols.map((k) => [k, get(R.s1, k, 'cps')]));
     const up = ratio(v.ours, v.cran);
     const cost = ratio(v.bare, v.ours);
@@ -577,7 +643,7 @@ function renderTable(R) {
     }
   }
   // 2. cold start (lower is better)
-  {
+  if (ran('2')) {
     const nul = R.rscriptNull;
     for (const [kind, name] of [['list', 'first tools/list (modern, no handshake)'], ['legacy', 'first tools/list (initialize first)'], ['discover', 'first server/discover']]) {
       const v = Object.fromEntries(cols.map((k) => [k, R.s2[`${k}.${kind}`]]));
@@ -593,14 +659,14 @@ function renderTable(R) {
     rows.push(`| 2. reference: \`Rscript --vanilla -e 'NULL'\` to exit, ms | ${cols.map(() => cell(nul, 0) ?? '–').join(' | ')} | – | – | – | – |`);
   }
   // 3. large result
-  {
+  if (ran('3')) {
     const v = Object.fromEntries(cols.map((k) => [k, get(R.s3, k, 'ms')]));
     const up = ratio(v.cran, v.ours);
     const mb = R.s3.ours?.[0]?.bytes ?? R.s3.cran?.[0]?.bytes ?? R.s3.bare?.[0]?.bytes;
     rows.push(`| 3. ${R.params.dfRows}-row data frame as structuredContent, ms per call (${f(mb / 1e6, 1)} MB line) | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ≥3× CRAN | ${verdict(up, (x) => x >= 3)} |`);
   }
   // 4. tools/list with many tools
-  {
+  if (ran('4')) {
     for (const [field, name] of [['p50', 'median'], ['p99', 'p99']]) {
       const v = Object.fromEntries(cols.map((k) => [k, get(R.s4, k, field)]));
       rows.push(`| 4. tools/list with ${R.params.nTools} tools, ${name} ms | ${cols.map((k) => colCell(k, v[k], 2)).join(' | ')} | ${rcell(ratio(v.cran, v.ours))} | ${rcell(ratio(v.ours, v.bare))} | – | – |`);
@@ -608,7 +674,7 @@ function renderTable(R) {
   }
   // 5. tracing: per column, throughput with each configuration relative to off
   const trace = [];
-  for (const k of ['ours', 'cran']) {
+  for (const k of ran('5') ? ['ours', 'cran'] : []) {
     const c = R.columns[k];
     if (c.missing) {
       trace.push(`| ${c.label} | n/a (${c.missing}) | | | | |`);
@@ -623,7 +689,9 @@ function renderTable(R) {
       const xs = R.s5[`${k}.${n}`]?.map((r) => r.cps);
       if (!xs) return '–';
       const p50 = R.s5[`${k}.${n}`].map((r) => r.p50);
-      return `${f(median(xs), 0)} calls/s, p50 ${f(median(p50), 2)} ms` + (n === 'off' ? '' : `; cost ${rcell(ratio(off, xs))}`);
+      const runs = R.s5[`${k}.${n}`];
+      const spans = ['off', 'none'].includes(n) ? '' : `; spans exported ${f(median(runs.map((r) => r.spans / r.requests)) * 100, 0)}%`;
+      return `${f(median(xs), 0)} calls/s, p50 ${f(median(p50), 2)} ms` + (n === 'off' ? '' : `; cost ${rcell(ratio(off, xs))}`) + spans;
     });
     trace.push(`| ${c.label} | ${cellsCps.join(' | ')} |`);
   }

@@ -8,4 +8,24 @@ rust_json_parse <- function(text) .Call(wrap__rust_json_parse, text)
 
 rust_to_json_fixed <- function(x) .Call(wrap__rust_to_json_fixed, x)
 
-rust_serve <- function(specs, instructions, opts, invoker, info) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info)
+rust_serve <- function(specs, instructions, opts, invoker, info, on_start) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info, on_start)
+
+rust_otel_start_span <- function(name, attributes, kind) .Call(wrap__rust_otel_start_span, name, attributes, kind)
+
+rust_otel_span_set_attributes <- function(ptr, attributes) .Call(wrap__rust_otel_span_set_attributes, ptr, attributes)
+
+rust_otel_span_add_event <- function(ptr, name, attributes) .Call(wrap__rust_otel_span_add_event, ptr, name, attributes)
+
+rust_otel_span_set_status <- function(ptr, code, description) .Call(wrap__rust_otel_span_set_status, ptr, code, description)
+
+rust_otel_span_update_name <- function(ptr, name) .Call(wrap__rust_otel_span_update_name, ptr, name)
+
+rust_otel_span_end <- function(ptr) .Call(wrap__rust_otel_span_end, ptr)
+
+rust_otel_span_activate <- function(ptr) .Call(wrap__rust_otel_span_activate, ptr)
+
+rust_otel_span_deactivate <- function(ptr) .Call(wrap__rust_otel_span_deactivate, ptr)
+
+rust_otel_span_ids <- function(ptr) .Call(wrap__rust_otel_span_ids, ptr)
+
+rust_to_json <- function(x, opts) .Call(wrap__rust_to_json, x, opts)

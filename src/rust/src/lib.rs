@@ -5,7 +5,8 @@ use extendr_api::prelude::*;
 
 mod guard;
 mod host;
-mod payload;
+mod otel;
+mod rjson;
 mod rvalue;
 mod serve;
 
@@ -37,8 +38,8 @@ fn rust_to_json_fixed(x: Robj) -> Robj {
 /// Serve MCP on stdin/stdout until end of input.
 /// @noRd
 #[extendr]
-fn rust_serve(specs: List, instructions: Robj, opts: Robj, invoker: Robj, info: Robj) -> Robj {
-    outcome(serve::run(specs, instructions, opts, invoker, info).map(|_| ().into()))
+fn rust_serve(specs: List, instructions: Robj, opts: Robj, invoker: Robj, info: Robj, on_start: Robj) -> Robj {
+    outcome(serve::run(specs, instructions, opts, invoker, info, on_start).map(|_| ().into()))
 }
 
 extendr_module! {
@@ -46,4 +47,6 @@ extendr_module! {
     fn rust_json_parse;
     fn rust_to_json_fixed;
     fn rust_serve;
+    use otel;
+    use rjson;
 }

@@ -51,7 +51,16 @@ fn tool_def(spec: &Robj) -> std::result::Result<ToolDef, String> {
     })
 }
 
-pub fn run(specs: List, instructions: Robj, json_opts: Robj, invoker: Robj, info: Robj) -> std::result::Result<(), String> {
+/// `on_start(tracing)` is called once the configuration is read, before any
+/// input: R uses it to offer otel its tracer provider when tracing is on.
+pub fn run(
+    specs: List,
+    instructions: Robj,
+    json_opts: Robj,
+    invoker: Robj,
+    info: Robj,
+    on_start: Robj,
+) -> std::result::Result<(), String> {
     let mut defs = Vec::with_capacity(specs.len());
     let mut funs = Vec::with_capacity(specs.len());
     let mut formals = Vec::with_capacity(specs.len());
@@ -72,12 +81,17 @@ pub fn run(specs: List, instructions: Robj, json_opts: Robj, invoker: Robj, info
     };
     let invoker = invoker.as_function().ok_or("invoker must be a function")?;
     let mut server = Server::new(defs, instructions, info)?;
+    let json_opts = crate::rjson::json_options(&json_opts).map_err(|e| format!("payload options: {e}"))?;
     let mut host = RHost { funs, formals, invoker, json_opts };
-    let mut guard = StdoutGuard::install().map_err(|e| format!("cannot guard stdout: {e}"))?;
-    let stdin = std::io::stdin();
-    let input = BufReader::with_capacity(1 << 16, stdin.lock());
     let mut telemetry = mcplite_core::telemetry::Telemetry::from_env();
+    if let Some(hook) = on_start.as_function() {
+        hook.call(pairlist!(telemetry.is_enabled())).map_err(|_| "the start hook failed".to_string())?;
+    }
+    crate::otel::set_tracer(telemetry.tracer().cloned());
+    let mut guard = StdoutGuard::install().map_err(|e| format!("cannot guard stdout: {e}"))?;
+    let input = BufReader::with_capacity(1 << 16, std::io::stdin());
     let result = serve(input, guard.protocol(), &mut server, &mut host, &mut telemetry);
+    crate::otel::set_tracer(None);
     telemetry.shutdown();
     drop(guard);
     result.map_err(|e| format!("reading standard input failed: {e}"))

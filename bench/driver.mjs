@@ -32,7 +32,10 @@ const int = (name, dflt, q) => {
 };
 const P = {
   reps: int('BENCH_REPS', 5, 2),
-  pipelined: int('BENCH_PIPELINED_CALLS', 2000, 300), // calls per throughput run
+  // Throughput runs last BENCH_THROUGHPUT_MS (at least BENCH_MIN_CALLS calls), so
+  // a fast server gets enough calls to measure and a slow one does not eat the budget.
+  throughputMs: int('BENCH_THROUGHPUT_MS', 2000, 700),
+  minCalls: int('BENCH_MIN_CALLS', 200, 100),
   window: int('BENCH_WINDOW', 64, 64), // requests in flight
   latency: int('BENCH_LATENCY_CALLS', 300, 60), // sequential calls per rep
   coldReps: int('BENCH_COLD_REPS', 10, 3),
@@ -40,7 +43,6 @@ const P = {
   dfCalls: int('BENCH_DF_CALLS', 3, 2), // timed calls per rep (after 1 warm-up)
   nTools: int('BENCH_N_TOOLS', 200, 200),
   listCalls: int('BENCH_LIST_CALLS', 50, 15),
-  traceCalls: int('BENCH_TRACE_CALLS', 1000, 200),
   traceReps: int('BENCH_TRACE_REPS', 3, 1),
   timeoutMs: int('BENCH_TIMEOUT_S', 120, 120) * 1000,
   budgetS: int('BENCH_BUDGET_S', 600, 600), // soft cap: later reps are skipped past it
@@ -284,24 +286,27 @@ async function probeColumns() {
 }
 
 // ---------------------------------------------------------------- scenario 1
-async function pipelined(srv, n, window, make) {
+// Keeps `window` requests in flight until `ms` have passed and at least
+// `minCalls` were sent, then drains; calls/s = answers / (last answer - first write).
+async function pipelined(srv, ms, minCalls, window, make) {
   let sent = 0;
   let done = 0;
   const t0 = now();
   let last = t0;
   await new Promise((resolve, reject) => {
+    const more = () => sent < minCalls || now() - t0 < ms;
     const one = () => {
       sent++;
       srv.request(make).then((r) => {
         done++;
         last = r.t;
-        if (sent < n) one();
-        if (done === n) resolve();
+        if (more()) one();
+        else if (done === sent) resolve();
       }, reject);
     };
-    for (let k = 0; k < Math.min(window, n); k++) one();
+    for (let k = 0; k < window; k++) one();
   });
-  return (n / (last - t0)) * 1000;
+  return { cps: (done / (last - t0)) * 1000, calls: done };
 }
 
 async function sequential(srv, n, make) {
@@ -323,14 +328,14 @@ async function checkAdd(srv) {
   if (text !== String(id + 2) || res.isError) throw new Error(`${srv.impl.label}: add returned ${r.text.slice(0, 300)}`);
 }
 
-async function scenarioAdd(impl, extraEnv = {}, calls = P.pipelined, latCalls = P.latency) {
+async function scenarioAdd(impl, extraEnv = {}, latCalls = P.latency) {
   const srv = new Server(impl, script(impl, 'add'), extraEnv).start();
   try {
     await checkAdd(srv);
     await sequential(srv, 20, addCall); // warm-up
-    const cps = await pipelined(srv, calls, P.window, addCall);
+    const { cps, calls } = await pipelined(srv, P.throughputMs, P.minCalls, P.window, addCall);
     const lat = await sequential(srv, latCalls, addCall);
-    return { cps, p50: median(lat), p99: quantile(lat, 0.99), srv, requests: 21 + calls + latCalls };
+    return { cps, calls, p50: median(lat), p99: quantile(lat, 0.99), srv, requests: 21 + calls + latCalls };
   } finally {
     await srv.close();
   }
@@ -364,10 +369,13 @@ async function coldOnce(impl, kind) {
   }
 }
 
-function rscriptNull() {
+function rscriptNull(impl = null) {
+  // With a package column: the same, but loading that mcplite's namespace
+  // (shows what package loading alone adds to R's own start-up).
+  const expr = impl ? 'invisible(loadNamespace("mcplite"))' : 'NULL';
   return new Promise((resolve, reject) => {
     const t0 = now();
-    const p = spawn('Rscript', ['--vanilla', '-e', 'NULL'], { env: cleanEnv(), stdio: 'ignore' });
+    const p = spawn('Rscript', ['--vanilla', '-e', expr], { env: { ...cleanEnv(), ...(impl?.env ?? {}) }, stdio: 'ignore' });
     p.on('exit', () => resolve(now() - t0));
     p.on('error', reject);
   });
@@ -512,11 +520,14 @@ async function main() {
   const results = { params: P, columns: {}, s1: {}, s2: {}, s3: {}, s4: {}, s5: {}, rscriptNull: [] };
   for (const impl of IMPLS) results.columns[impl.key] = { label: impl.label, version: impl.version, missing: impl.missing };
   const log = (...a) => console.error('#', ...a);
+  // Rotate the column order each repetition so no column always runs first
+  // (or right after the heaviest one).
+  const order = (rep) => active.map((_, i) => active[(i + rep) % active.length]);
   const push = (obj, key, val) => (obj[key] ||= []).push(val);
 
   if (onlyScenarios.includes('1')) {
     for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
-      for (const impl of active) {
+      for (const impl of order(rep)) {
         const r = await scenarioAdd(impl);
         delete r.srv;
         push(results.s1, impl.key, r);
@@ -527,8 +538,9 @@ async function main() {
     for (let rep = 0; rep < P.coldReps && !(rep > 0 && overBudget()); rep++) {
       for (const kind of ['list', 'discover', 'legacy']) {
         results.rscriptNull.push(await rscriptNull());
-        for (const impl of active) push(results.s2, `${impl.key}.${kind}`, await coldOnce(impl, kind));
+        for (const impl of order(rep)) push(results.s2, `${impl.key}.${kind}`, await coldOnce(impl, kind));
       }
+      for (const impl of order(rep)) if (impl.pkg) push(results.s2, `${impl.key}.load`, await rscriptNull(impl));
       log(`s2 rep ${rep + 1}: Rscript NULL ${results.rscriptNull.at(-1).toFixed(0)} ms; ` +
         active.map((i) => `${i.label} list ${results.s2[`${i.key}.list`].at(-1).toFixed(0)} ms`).join(', '));
     }
@@ -536,7 +548,7 @@ async function main() {
   }
   if (onlyScenarios.includes('3')) {
     for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
-      for (const impl of active) {
+      for (const impl of order(rep)) {
         const r = await scenarioDf(impl);
         push(results.s3, impl.key, r);
         log(`s3 rep ${rep + 1} ${impl.label}: ${r.ms.toFixed(0)} ms (${(r.bytes / 1e6).toFixed(1)} MB)`);
@@ -544,7 +556,7 @@ async function main() {
   }
   if (onlyScenarios.includes('4')) {
     for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
-      for (const impl of active) {
+      for (const impl of order(rep)) {
         const r = await scenarioTools(impl);
         push(results.s4, impl.key, r);
         log(`s4 rep ${rep + 1} ${impl.label}: p50 ${r.p50.toFixed(2)} ms (${(r.bytes / 1e3).toFixed(0)} kB)`);
@@ -572,7 +584,7 @@ async function main() {
             const before = { ...stats };
             const file = path.join(tmp, 'spans.jsonl');
             fs.rmSync(file, { force: true });
-            const r = await scenarioAdd(impl, { ...traceEnv, ...e }, P.traceCalls, Math.ceil(P.latency / 2));
+            const r = await scenarioAdd(impl, { ...traceEnv, ...e }, Math.ceil(P.latency / 2));
             r.otlpRequests = stats.requests - before.requests;
             // Spans that reached the exporter's destination, to compare with the
             // requests sent (a tracer that drops spans would look cheap).
@@ -635,7 +647,7 @@ function renderTable(R) {
     const v = Object.fromEntries(cols.map((k) => [k, get(R.s1, k, 'cps')]));
     const up = ratio(v.ours, v.cran);
     const cost = ratio(v.bare, v.ours);
-    rows.push(`| 1. x + y, calls/s, ${R.params.window} in flight | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(cost)} | ≥10× CRAN; ≤2× bare | ` +
+    rows.push(`| 1. x + y, calls/s, ${R.params.window} in flight for ${R.params.throughputMs / 1000} s | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(cost)} | ≥10× CRAN; ≤2× bare | ` +
       `${verdict(up, (x) => x >= 10)} / ${verdict(cost, (x) => x <= 2)} |`);
     for (const [field, name] of [['p50', 'median'], ['p99', 'p99']]) {
       const w = Object.fromEntries(cols.map((k) => [k, get(R.s1, k, field)]));
@@ -657,6 +669,10 @@ function renderTable(R) {
       rows.push(`| 2. cold start to ${name}, ms | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ${target} | ${status} |`);
     }
     rows.push(`| 2. reference: \`Rscript --vanilla -e 'NULL'\` to exit, ms | ${cols.map(() => cell(nul, 0) ?? '–').join(' | ')} | – | – | – | – |`);
+    {
+      const v = Object.fromEntries(cols.map((k) => [k, R.s2[`${k}.load`]]));
+      rows.push(`| 2. reference: \`Rscript --vanilla -e 'loadNamespace("mcplite")'\` to exit, ms | ${cols.map((k) => cell(v[k], 0) ?? '–').join(' | ')} | ${rcell(ratio(v.cran, v.ours))} | – | – | – |`);
+    }
   }
   // 3. large result
   if (ran('3')) {

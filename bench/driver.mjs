@@ -200,13 +200,12 @@ class Server {
 }
 
 function cleanEnv() {
-  // No inherited tracing or library configuration: each column sets its own.
+  // No inherited tracing configuration or R_LIBS: each column sets its own.
   const e = {};
   for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith('OTEL_') || k === 'R_LIBS' || k === 'R_LIBS_USER' || k === 'R_PROFILE_USER') continue;
+    if (k.startsWith('OTEL_') || k === 'R_LIBS') continue;
     e[k] = v;
   }
-  e.R_LIBS_USER = '/nonexistent'; // keep a user library out of both package columns
   return e;
 }
 
@@ -222,7 +221,8 @@ const CRAN_LIB = env.BENCH_CRAN_LIB || path.join(HERE, '.lib-cran');
 // otelsdk (the exporter half of R's otel) lives in its own library and is added
 // to the CRAN column only for scenario 5, so scenarios 1-4 never see it.
 const OTELSDK_LIB = env.BENCH_OTELSDK_LIB || path.join(HERE, '.lib-otelsdk');
-const OUR_LIB = env.MCPLITE_LIB || '';
+// Our package: MCPLITE_LIB, else an R_LIBS the caller set, else R's default libraries.
+const OUR_LIB = env.MCPLITE_LIB || env.R_LIBS || '';
 const IMPLS = [
   // BENCH_OURS_SERVERS: a directory of pkg-*.R scripts to use for our column
   // instead of servers/ (for trying out work in progress).

@@ -725,13 +725,13 @@ function renderTable(R) {
     '',
     `server/discover as first message: ${cols.filter((k) => R.columns[k].discoverAnswer).map((k) => `${lab(k)}: ${R.columns[k].discoverAnswer}`).join('; ') || 'not measured'}`,
     '',
-    '### 5. Tracing overhead (x + y, pipelined throughput and single-request median latency)',
-    '',
-    'Cells: median calls/s with 64 in flight, median single-request latency, and cost = off calls/s ÷ traced calls/s (paired per repetition).',
-    '',
-    '| Column | off (no OTEL_* set) | OTEL_TRACES_EXPORTER=none | stderr | otlp, http/protobuf to a local receiver | otlp, http/json | otlp/file |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
-    ...trace,
+    ...(onlyScenarios.includes('5') ? ['### 5. Tracing overhead (x + y, pipelined throughput and single-request median latency)', ''] : []),
+    ...(onlyScenarios.includes('5') ? [
+      'Cells: median calls/s with 64 in flight, median single-request latency, cost = off calls/s ÷ traced calls/s (paired per repetition), and the share of requests whose span reached the exporter.',
+      '',
+      '| Column | off (no OTEL_* set) | OTEL_TRACES_EXPORTER=none | stderr | otlp, http/protobuf to a local receiver | otlp, http/json | otlp/file |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+      ...trace] : []),
     '',
   ].join('\n');
 }

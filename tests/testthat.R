@@ -1,0 +1,4 @@
+library(testthat)
+library(mcplite)
+
+test_check("mcplite")

@@ -1,3 +1,4 @@
+# Runs the testthat suite under R CMD check.
 library(testthat)
 library(mcplite)
 

@@ -61,7 +61,7 @@ local({
         if (Sys.time() > deadline) stop("No reply within 30 seconds.")
       }
     }
-    p$close_input()
+    close(p$get_input_connection())
     p$wait(10000)
   }
 

@@ -132,7 +132,7 @@ example_text <- function(result) {
 # Close stdin like a client shutting down: the server must exit cleanly, and
 # every line it ever wrote to stdout must have been a JSON-RPC message.
 example_finish <- function(client) {
-  client$proc$close_input()
+  close(client$proc$get_input_connection())
   client$proc$wait(20000)
   expect_false(client$proc$is_alive())
   rest <- client$proc$read_all_output_lines()

@@ -1,0 +1,54 @@
+# Runs one tool call on behalf of the Rust core. Errors and interrupts are
+# caught here and returned as data; warnings and messages go to stderr at
+# once, so nothing a tool signals can reach the protocol stream or unwind
+# through Rust.
+invoke_tool <- function(fun, args, name) {
+  withCallingHandlers(
+    tryCatch(
+      list(ok = TRUE, value = do.call(fun, args)),
+      error = function(e) list(ok = FALSE, message = condition_text(e, name)),
+      interrupt = function(e) {
+        list(ok = FALSE, message = sprintf("Tool %s was interrupted.", name))
+      }
+    ),
+    warning = function(w) {
+      cat(sprintf("Warning in tool %s: %s\n", name, condition_text(w, name)),
+          file = stderr())
+      invokeRestart("muffleWarning")
+    },
+    message = function(m) {
+      cat(condition_text(m, name, trim = FALSE), file = stderr())
+      invokeRestart("muffleMessage")
+    }
+  )
+}
+
+# The message of a condition as one string, whatever the condition holds.
+condition_text <- function(cnd, name, trim = TRUE) {
+  msg <- tryCatch(conditionMessage(cnd), error = function(e) NULL)
+  msg <- tryCatch(paste(as.character(msg), collapse = "\n"),
+                  error = function(e) "")
+  if (trim) msg <- sub("\n+$", "", msg)
+  if (!nzchar(msg) && trim) msg <- sprintf("Tool %s failed.", name)
+  msg
+}
+
+# Serve already-validated tool specs (see src/rust/ARCHITECTURE.md).
+serve_specs <- function(specs, instructions = NULL, json_opts = list()) {
+  info <- list(name = "mcplite",
+               version = unname(getNamespaceVersion("mcplite")))
+  old_exporter <- Sys.getenv("OTEL_R_TRACES_EXPORTER", NA_character_)
+  on.exit(
+    if (is.na(old_exporter)) Sys.unsetenv("OTEL_R_TRACES_EXPORTER")
+    else Sys.setenv(OTEL_R_TRACES_EXPORTER = old_exporter),
+    add = TRUE
+  )
+  out <- rust_serve(specs, instructions, json_opts, invoke_tool, info, otel_on_start)
+  if (!is.null(out$error)) {
+    stop(structure(
+      class = c("mcplite_error_server", "mcplite_error", "error", "condition"),
+      list(message = paste0("The MCP server stopped: ", out$error), call = NULL)
+    ))
+  }
+  invisible(NULL)
+}

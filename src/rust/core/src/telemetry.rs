@@ -1,0 +1,367 @@
+//! OpenTelemetry tracing: one SERVER span per valid message, configured only
+//! from the standard environment variables, read once when the server starts.
+//!
+//! Nothing here writes to stdout: the stderr and file exporters write OTLP
+//! JSON lines, and OTLP/HTTP goes through a blocking client with bounded
+//! timeouts on the SDK's batch thread, never on the request path.
+
+use crate::dispatch::{Handled, Observer};
+use crate::envelope::Message;
+use crate::version::VERSIONS;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::{Context, ContextGuard, KeyValue};
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider, SpanData, SpanExporter};
+use opentelemetry_sdk::Resource;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where spans go, decided from the environment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExporterChoice {
+    None,
+    Stderr,
+    Otlp,
+    File(String),
+    /// A value that would corrupt the protocol or is unknown: warn, trace nothing.
+    Refused(String),
+}
+
+/// Read the exporter configuration. `env` looks up one variable.
+pub fn exporter_choice(env: &dyn Fn(&str) -> Option<String>) -> ExporterChoice {
+    let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+        return ExporterChoice::None;
+    }
+    let (var, value) = match set("OTEL_R_TRACES_EXPORTER") {
+        Some(v) => ("OTEL_R_TRACES_EXPORTER", v),
+        None => match set("OTEL_TRACES_EXPORTER") {
+            Some(v) => ("OTEL_TRACES_EXPORTER", v),
+            None => return ExporterChoice::None,
+        },
+    };
+    match value.trim() {
+        "none" => ExporterChoice::None,
+        "stderr" => ExporterChoice::Stderr,
+        "otlp" | "http" => ExporterChoice::Otlp,
+        "otlp/file" => {
+            let pattern = set("OTEL_EXPORTER_OTLP_TRACES_FILE")
+                .or_else(|| set("OTEL_EXPORTER_OTLP_FILE"))
+                .unwrap_or_else(|| "trace-%N.jsonl".into());
+            ExporterChoice::File(pattern.replace("%N", "0").replace("%n", "1"))
+        }
+        "stdout" | "console" => ExporterChoice::Refused(format!(
+            "mcplite: {var}={value} would write telemetry into the MCP protocol stream on stdout; \
+             tracing is off. Use stderr, otlp or otlp/file."
+        )),
+        other => ExporterChoice::Refused(format!(
+            "mcplite: {var}={other} is not an exporter mcplite knows (none, stderr, otlp, http, otlp/file); tracing is off."
+        )),
+    }
+}
+
+/// Exports spans as OTLP JSON, one `ExportTraceServiceRequest` per line.
+pub struct JsonLinesExporter {
+    sink: Arc<Mutex<dyn Write + Send>>,
+    resource: Resource,
+}
+
+impl std::fmt::Debug for JsonLinesExporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JsonLinesExporter")
+    }
+}
+
+impl JsonLinesExporter {
+    pub fn new(sink: Arc<Mutex<dyn Write + Send>>) -> Self {
+        JsonLinesExporter { sink, resource: Resource::builder_empty().build() }
+    }
+}
+
+impl SpanExporter for JsonLinesExporter {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+        use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
+        use opentelemetry_proto::transform::trace::tonic::group_spans_by_resource_and_scope;
+        let resource = ResourceAttributesWithSchema::from(&self.resource);
+        let request = ExportTraceServiceRequest { resource_spans: group_spans_by_resource_and_scope(batch, &resource) };
+        let mut line = serde_json::to_vec(&request).map_err(|e| OTelSdkError::InternalFailure(e.to_string()))?;
+        line.push(b'\n');
+        let mut sink = self.sink.lock().map_err(|_| OTelSdkError::InternalFailure("poisoned sink".into()))?;
+        sink.write_all(&line).and_then(|_| sink.flush()).map_err(|e| OTelSdkError::InternalFailure(e.to_string()))
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.resource = resource.clone();
+    }
+}
+
+/// A blocking HTTP client for the OTLP exporter (no async runtime needed).
+#[derive(Debug)]
+struct UreqClient {
+    agent: ureq::Agent,
+}
+
+impl UreqClient {
+    fn new(timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .build();
+        UreqClient { agent: config.into() }
+    }
+}
+
+#[async_trait::async_trait]
+impl opentelemetry_http::HttpClient for UreqClient {
+    async fn send_bytes(
+        &self,
+        request: http::Request<bytes::Bytes>,
+    ) -> Result<http::Response<bytes::Bytes>, opentelemetry_http::HttpError> {
+        let (parts, body) = request.into_parts();
+        let request = http::Request::from_parts(parts, body.to_vec());
+        let response = self.agent.run(request)?;
+        let (parts, mut body) = response.into_parts();
+        let bytes = body.read_to_vec()?;
+        Ok(http::Response::from_parts(parts, bytes::Bytes::from(bytes)))
+    }
+}
+
+fn otlp_timeout(env: &dyn Fn(&str) -> Option<String>) -> Duration {
+    let ms = env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+        .or_else(|| env("OTEL_EXPORTER_OTLP_TIMEOUT"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(10_000);
+    Duration::from_millis(ms.clamp(1, 60_000))
+}
+
+fn resource(env: &dyn Fn(&str) -> Option<String>) -> Resource {
+    let builder = Resource::builder();
+    let named = env("OTEL_SERVICE_NAME").is_some()
+        || env("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| a.contains("service.name="));
+    if named {
+        builder.build()
+    } else {
+        builder.with_service_name("mcplite").build()
+    }
+}
+
+/// Build the tracer provider the environment asks for, or explain on stderr
+/// why there is none.
+fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvider> {
+    let builder = SdkTracerProvider::builder().with_resource(resource(env));
+    let provider = match exporter_choice(env) {
+        ExporterChoice::None => return None,
+        ExporterChoice::Refused(warning) => {
+            eprintln!("{warning}");
+            return None;
+        }
+        ExporterChoice::Stderr => {
+            let sink: Arc<Mutex<dyn Write + Send>> = Arc::new(Mutex::new(std::io::stderr()));
+            builder.with_simple_exporter(JsonLinesExporter::new(sink)).build()
+        }
+        ExporterChoice::File(path) => match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            Ok(file) => {
+                let sink: Arc<Mutex<dyn Write + Send>> = Arc::new(Mutex::new(file));
+                builder.with_simple_exporter(JsonLinesExporter::new(sink)).build()
+            }
+            Err(e) => {
+                eprintln!("mcplite: cannot open the OTLP trace file {path}: {e}; tracing is off.");
+                return None;
+            }
+        },
+        ExporterChoice::Otlp => {
+            use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+            let mut exporter = opentelemetry_otlp::SpanExporter::builder()
+                .with_http()
+                .with_http_client(UreqClient::new(otlp_timeout(env)));
+            // The OTLP crate reads endpoint, headers, timeout and compression
+            // itself; the protocol it defaults to is protobuf.
+            if let Some(p) = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
+                if p.trim() == "http/json" {
+                    exporter = exporter.with_protocol(opentelemetry_otlp::Protocol::HttpJson);
+                }
+            }
+            match exporter.build() {
+                Ok(exporter) => builder.with_batch_exporter(exporter).build(),
+                Err(e) => {
+                    eprintln!("mcplite: the OTLP exporter could not be configured: {e}; tracing is off.");
+                    return None;
+                }
+            }
+        }
+    };
+    Some(provider)
+}
+
+struct Active {
+    provider: SdkTracerProvider,
+    tracer: SdkTracer,
+    /// The open server span, current while its message is handled.
+    open: Option<ContextGuard>,
+}
+
+/// The server's tracing; a true no-op when no exporter is configured.
+pub struct Telemetry {
+    active: Option<Active>,
+}
+
+impl Telemetry {
+    pub fn disabled() -> Self {
+        Telemetry { active: None }
+    }
+
+    /// Configure from the process environment.
+    pub fn from_env() -> Self {
+        Self::from_lookup(&|k| std::env::var(k).ok())
+    }
+
+    pub fn from_lookup(env: &dyn Fn(&str) -> Option<String>) -> Self {
+        Self::from_provider(provider_from(env))
+    }
+
+    pub fn from_provider(provider: Option<SdkTracerProvider>) -> Self {
+        Telemetry {
+            active: provider.map(|provider| {
+                let scope = opentelemetry::InstrumentationScope::builder("mcplite")
+                    .with_version(env!("CARGO_PKG_VERSION"))
+                    .build();
+                let tracer = provider.tracer_with_scope(scope);
+                Active { provider, tracer, open: None }
+            }),
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// The tracer, for spans that tool code starts itself.
+    pub fn tracer(&self) -> Option<&SdkTracer> {
+        self.active.as_ref().map(|a| &a.tracer)
+    }
+
+    /// Export what is pending and stop; bounded so exit is never held up long.
+    pub fn shutdown(&mut self) {
+        if let Some(mut a) = self.active.take() {
+            a.open = None;
+            let _ = a.provider.force_flush();
+            let _ = a.provider.shutdown_with_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The remote parent from `params._meta.traceparent` / `tracestate`; malformed
+/// values give an empty context (the span becomes a root).
+fn remote_parent(msg: &Message) -> Context {
+    use opentelemetry::propagation::TextMapPropagator;
+    let Some(meta) = msg.params.get("_meta").and_then(Value::as_object) else { return Context::new() };
+    let mut carrier = HashMap::new();
+    for key in ["traceparent", "tracestate"] {
+        if let Some(Value::String(s)) = meta.get(key) {
+            carrier.insert(key.to_string(), s.clone());
+        }
+    }
+    if carrier.is_empty() {
+        return Context::new();
+    }
+    TraceContextPropagator::new().extract_with_context(&Context::new(), &carrier)
+}
+
+fn span_name(msg: &Message) -> String {
+    match (msg.method.as_str(), msg.params.get("name").and_then(Value::as_str)) {
+        ("tools/call", Some(tool)) => format!("tools/call {tool}"),
+        (method, _) => method.to_string(),
+    }
+}
+
+impl Observer for Telemetry {
+    fn begin(&mut self, msg: &Message) {
+        let Some(active) = self.active.as_mut() else { return };
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", msg.method.clone()),
+            KeyValue::new("network.transport", "pipe"),
+        ];
+        if let Some(id) = &msg.id {
+            attributes.push(KeyValue::new("jsonrpc.request.id", id.display()));
+        }
+        if msg.method == "tools/call" {
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+            if let Some(tool) = msg.params.get("name").and_then(Value::as_str) {
+                attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_string()));
+            }
+        }
+        let parent = remote_parent(msg);
+        let span = active
+            .tracer
+            .span_builder(span_name(msg))
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(&active.tracer, &parent);
+        active.open = Some(parent.with_span(span).attach());
+    }
+
+    fn end(&mut self, handled: &Handled) {
+        let Some(active) = self.active.as_mut() else { return };
+        let Some(guard) = active.open.take() else { return };
+        {
+            let cx = Context::current();
+            let span = cx.span();
+            if let Some(v) = handled.version {
+                span.set_attribute(KeyValue::new("mcp.protocol.version", VERSIONS[v].id));
+            }
+            if let Some(code) = handled.rpc_error {
+                let code = code.code().to_string();
+                span.set_attribute(KeyValue::new("error.type", code.clone()));
+                span.set_attribute(KeyValue::new("rpc.response.status_code", code));
+                span.set_status(Status::error(""));
+            } else if handled.tool_error {
+                span.set_attribute(KeyValue::new("error.type", "tool_error"));
+                span.set_status(Status::error(""));
+            }
+            span.end();
+        }
+        drop(guard);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn exporter_configuration_from_the_environment() {
+        assert_eq!(exporter_choice(&env_of(&[])), ExporterChoice::None);
+        assert_eq!(exporter_choice(&env_of(&[("OTEL_TRACES_EXPORTER", "stderr")])), ExporterChoice::Stderr);
+        assert_eq!(
+            exporter_choice(&env_of(&[("OTEL_TRACES_EXPORTER", "otlp"), ("OTEL_R_TRACES_EXPORTER", "none")])),
+            ExporterChoice::None,
+            "the R-specific variable wins"
+        );
+        assert_eq!(exporter_choice(&env_of(&[("OTEL_R_TRACES_EXPORTER", "http")])), ExporterChoice::Otlp);
+        assert_eq!(
+            exporter_choice(&env_of(&[("OTEL_R_TRACES_EXPORTER", "otlp/file"), ("OTEL_EXPORTER_OTLP_FILE", "/tmp/t-%N.jsonl")])),
+            ExporterChoice::File("/tmp/t-0.jsonl".into())
+        );
+        assert!(matches!(exporter_choice(&env_of(&[("OTEL_R_TRACES_EXPORTER", "stdout")])), ExporterChoice::Refused(_)));
+        assert!(matches!(exporter_choice(&env_of(&[("OTEL_TRACES_EXPORTER", "console")])), ExporterChoice::Refused(_)));
+        assert_eq!(
+            exporter_choice(&env_of(&[("OTEL_SDK_DISABLED", "true"), ("OTEL_TRACES_EXPORTER", "stderr")])),
+            ExporterChoice::None
+        );
+    }
+}

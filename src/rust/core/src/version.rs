@@ -1,0 +1,147 @@
+//! The version table: every protocol revision mcplite serves and what each one
+//! can carry. Projection and dispatch read these flags; nothing else hard-codes
+//! a version string.
+
+/// How a version is selected on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Era {
+    /// Chosen once by `initialize` for the stdio process.
+    Legacy,
+    /// Chosen per request in `params._meta`.
+    Modern,
+}
+
+/// Which `outputSchema` / `structuredContent` shapes a version accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Structured {
+    None,
+    ObjectOnly,
+    Any,
+}
+
+#[derive(Debug)]
+pub struct Version {
+    pub id: &'static str,
+    pub era: Era,
+    /// `title`, `annotations` and `_meta` on a Tool.
+    pub tool_title_annotations_meta: bool,
+    /// `icons` on Tool and ResourceLink.
+    pub icons: bool,
+    pub output_schema: Structured,
+    pub structured_content: Structured,
+    /// Audio and resource-link content blocks.
+    pub audio_and_links: bool,
+    /// `annotations.lastModified` on content.
+    pub last_modified: bool,
+    /// `_meta` on content blocks and resource contents.
+    pub content_meta: bool,
+    /// Tool `properties` members must be objects and `required` an array.
+    pub strict_schema_members: bool,
+    /// `resultType`, serverInfo in `_meta`, cache hints.
+    pub modern_result: bool,
+}
+
+/// Supported versions in preference order (what discovery advertises).
+pub const VERSIONS: [Version; 4] = [
+    Version {
+        id: "2026-07-28",
+        era: Era::Modern,
+        tool_title_annotations_meta: true,
+        icons: true,
+        output_schema: Structured::Any,
+        structured_content: Structured::Any,
+        audio_and_links: true,
+        last_modified: true,
+        content_meta: true,
+        strict_schema_members: false,
+        modern_result: true,
+    },
+    Version {
+        id: "2025-11-25",
+        era: Era::Legacy,
+        tool_title_annotations_meta: true,
+        icons: true,
+        output_schema: Structured::ObjectOnly,
+        structured_content: Structured::ObjectOnly,
+        audio_and_links: true,
+        last_modified: true,
+        content_meta: true,
+        strict_schema_members: true,
+        modern_result: false,
+    },
+    Version {
+        id: "2025-06-18",
+        era: Era::Legacy,
+        tool_title_annotations_meta: true,
+        icons: false,
+        output_schema: Structured::ObjectOnly,
+        structured_content: Structured::ObjectOnly,
+        audio_and_links: true,
+        last_modified: true,
+        content_meta: true,
+        strict_schema_members: true,
+        modern_result: false,
+    },
+    Version {
+        id: "2024-11-05",
+        era: Era::Legacy,
+        tool_title_annotations_meta: false,
+        icons: false,
+        output_schema: Structured::None,
+        structured_content: Structured::None,
+        audio_and_links: false,
+        last_modified: false,
+        content_meta: false,
+        strict_schema_members: true,
+        modern_result: false,
+    },
+];
+
+/// Index into [`VERSIONS`]; cheap to copy and compare.
+pub type VersionIndex = usize;
+
+/// What a legacy `initialize` answers when the requested version is not served.
+pub const LATEST_LEGACY: VersionIndex = 1;
+
+/// Cache hint on modern discovery and listing results, in milliseconds.
+pub const CACHE_TTL_MS: u64 = 300_000;
+
+pub fn lookup(id: &str) -> Option<VersionIndex> {
+    VERSIONS.iter().position(|v| v.id == id)
+}
+
+/// Legacy negotiation: the requested version when it is a served legacy
+/// version, else the latest legacy one (never the modern version).
+pub fn negotiate_legacy(requested: &str) -> VersionIndex {
+    match lookup(requested) {
+        Some(i) if VERSIONS[i].era == Era::Legacy => i,
+        _ => LATEST_LEGACY,
+    }
+}
+
+pub fn supported_ids() -> Vec<&'static str> {
+    VERSIONS.iter().map(|v| v.id).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preference_order_is_modern_first() {
+        assert_eq!(
+            supported_ids(),
+            ["2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"]
+        );
+    }
+
+    #[test]
+    fn legacy_negotiation_never_picks_modern() {
+        assert_eq!(VERSIONS[negotiate_legacy("2024-11-05")].id, "2024-11-05");
+        assert_eq!(VERSIONS[negotiate_legacy("2025-06-18")].id, "2025-06-18");
+        assert_eq!(VERSIONS[negotiate_legacy("2025-11-25")].id, "2025-11-25");
+        assert_eq!(VERSIONS[negotiate_legacy("2026-07-28")].id, "2025-11-25");
+        assert_eq!(VERSIONS[negotiate_legacy("2025-03-26")].id, "2025-11-25");
+        assert_eq!(VERSIONS[negotiate_legacy("bogus")].id, "2025-11-25");
+    }
+}

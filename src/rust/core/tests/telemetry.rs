@@ -1,0 +1,126 @@
+//! Spans produced by the core, read back from the OTLP JSON-lines exporter.
+
+use mcplite_core::result::{CallResult, ToolDef};
+use mcplite_core::telemetry::{JsonLinesExporter, Telemetry};
+use mcplite_core::{serve, Server, ServerInfo, ToolHost};
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+struct Host;
+impl ToolHost for Host {
+    fn call_tool(&mut self, _i: usize, tool: &ToolDef, args: Map<String, Value>) -> CallResult {
+        if tool.name == "fail" {
+            CallResult::tool_error("secret failure text")
+        } else {
+            CallResult::text(format!("result for {}", Value::Object(args)))
+        }
+    }
+}
+
+fn tool(name: &str) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: None,
+        title: None,
+        input_schema: json!({"type":"object","properties":{}}).as_object().unwrap().clone(),
+        output_schema: None,
+        annotations: None,
+        meta: None,
+    }
+}
+
+/// Serve `lines` with tracing into a buffer; return (stdout text, spans).
+fn traced(lines: &[&str]) -> (String, Vec<Value>) {
+    let buf: Arc<Mutex<Vec<u8>>> = Arc::new(Mutex::new(Vec::new()));
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let sink: Arc<Mutex<dyn Write + Send>> = Arc::new(Mutex::new(Shared(buf.clone())));
+    let provider = SdkTracerProvider::builder().with_simple_exporter(JsonLinesExporter::new(sink)).build();
+    let mut telemetry = Telemetry::from_provider(Some(provider));
+    let mut server = Server::new(vec![tool("echo"), tool("fail")], None, ServerInfo { name: "s".into(), version: "1".into() }).unwrap();
+    let mut out = Vec::new();
+    serve(lines.join("\n").as_bytes(), &mut out, &mut server, &mut Host, &mut telemetry).unwrap();
+    telemetry.shutdown();
+    let text = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
+    let spans = text
+        .lines()
+        .flat_map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let mut spans = vec![];
+            for rs in v["resourceSpans"].as_array().unwrap() {
+                for ss in rs["scopeSpans"].as_array().unwrap() {
+                    spans.extend(ss["spans"].as_array().unwrap().iter().cloned());
+                }
+            }
+            spans
+        })
+        .collect();
+    (String::from_utf8(out).unwrap(), spans)
+}
+
+fn attr(span: &Value, key: &str) -> Option<String> {
+    span["attributes"].as_array()?.iter().find(|a| a["key"] == key).map(|a| {
+        let v = &a["value"];
+        v.get("stringValue").or(v.get("intValue")).map(|x| x.as_str().map(str::to_string).unwrap_or(x.to_string())).unwrap_or_default()
+    })
+}
+
+const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+#[test]
+fn one_server_span_per_valid_message() {
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{{"name":"echo","arguments":{{"secret":"argument-value"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"{TP}"}}}}}}"#
+    );
+    let (stdout, spans) = traced(&[
+        "",
+        "not json",
+        "[1]",
+        r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fail"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"nope"}"#,
+        &call,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","_meta":{"traceparent":"garbage"}}}"#,
+    ]);
+    let names: Vec<&str> = spans.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["initialize", "notifications/initialized", "tools/call fail", "nope", "tools/call echo", "tools/call echo"]);
+    for s in &spans {
+        assert_eq!(s["kind"], json!(2), "SERVER kind");
+        assert_eq!(attr(s, "network.transport").as_deref(), Some("pipe"));
+    }
+    let fail = &spans[2];
+    assert_eq!(attr(fail, "error.type").as_deref(), Some("tool_error"));
+    assert_eq!(fail["status"]["code"], json!(2));
+    assert_eq!(attr(fail, "gen_ai.tool.name").as_deref(), Some("fail"));
+    assert_eq!(attr(fail, "gen_ai.operation.name").as_deref(), Some("execute_tool"));
+    assert_eq!(attr(fail, "mcp.protocol.version").as_deref(), Some("2025-06-18"));
+    assert_eq!(attr(fail, "jsonrpc.request.id").as_deref(), Some("2"));
+    let nope = &spans[3];
+    assert_eq!(attr(nope, "error.type").as_deref(), Some("-32601"));
+    assert_eq!(attr(nope, "rpc.response.status_code").as_deref(), Some("-32601"));
+    let remote = &spans[4];
+    assert_eq!(remote["traceId"], json!("4bf92f3577b34da6a3ce929d0e0e4736"));
+    assert_eq!(remote["parentSpanId"], json!("00f067aa0ba902b7"));
+    assert_eq!(attr(remote, "mcp.protocol.version").as_deref(), Some("2026-07-28"));
+    assert_eq!(attr(remote, "jsonrpc.request.id").as_deref(), Some("c1"));
+    let orphan = &spans[5];
+    assert_ne!(orphan["traceId"], json!("4bf92f3577b34da6a3ce929d0e0e4736"));
+    assert!(orphan["parentSpanId"].as_str().unwrap_or("").is_empty(), "malformed traceparent is ignored");
+    let all = serde_json::to_string(&spans).unwrap();
+    for secret in ["argument-value", "secret failure text", "result for", "traceparent", TP] {
+        assert!(!all.contains(secret), "span data must not contain {secret}");
+    }
+    assert_eq!(stdout.lines().count(), 8, "tracing does not change the answers");
+}

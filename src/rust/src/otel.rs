@@ -1,0 +1,184 @@
+//! Spans that tool code starts with R's otel package. mcplite offers otel a
+//! tracer provider (R/otel.R) whose spans live here, in the same SDK as the
+//! server spans: a span started while a tool runs is a child of the server
+//! span (or of the innermost span the tool activated) and reaches the same
+//! exporter.
+
+use extendr_api::prelude::*;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::{Context, ContextGuard, KeyValue, Value as OtelValue};
+use opentelemetry_sdk::trace::SdkTracer;
+use std::cell::RefCell;
+
+thread_local! {
+    /// The server's tracer while a traced server runs.
+    static TRACER: RefCell<Option<SdkTracer>> = const { RefCell::new(None) };
+    /// Contexts activated from R, innermost last.
+    static ACTIVE: RefCell<Vec<(u64, ContextGuard)>> = const { RefCell::new(Vec::new()) };
+}
+
+pub fn set_tracer(tracer: Option<SdkTracer>) {
+    TRACER.with(|t| *t.borrow_mut() = tracer);
+    if TRACER.with(|t| t.borrow().is_none()) {
+        ACTIVE.with(|a| a.borrow_mut().clear());
+    }
+}
+
+/// An R-side span: its own context (parent + this span).
+pub struct RSpan {
+    cx: Context,
+    id: u64,
+}
+
+fn key_values(attributes: &Robj) -> Vec<KeyValue> {
+    let Some(list) = attributes.as_list() else { return vec![] };
+    list.iter()
+        .filter_map(|(name, value)| otel_value(&value).map(|v| KeyValue::new(name.to_string(), v)))
+        .collect()
+}
+
+fn otel_value(x: &Robj) -> Option<OtelValue> {
+    use opentelemetry::{Array, StringValue};
+    if let Some(s) = x.as_str_vector() {
+        return Some(match s.len() {
+            1 => OtelValue::from(s[0].to_string()),
+            _ => OtelValue::Array(Array::String(s.into_iter().map(|v| StringValue::from(v.to_string())).collect())),
+        });
+    }
+    if let Some(b) = x.as_logical_slice() {
+        let b: Vec<bool> = b.iter().map(|v| v.is_true()).collect();
+        return Some(if b.len() == 1 { OtelValue::Bool(b[0]) } else { OtelValue::Array(Array::Bool(b)) });
+    }
+    if let Some(i) = x.as_integer_slice() {
+        let i: Vec<i64> = i.iter().map(|v| *v as i64).collect();
+        return Some(if i.len() == 1 { OtelValue::I64(i[0]) } else { OtelValue::Array(Array::I64(i)) });
+    }
+    if let Some(d) = x.as_real_slice() {
+        return Some(if d.len() == 1 { OtelValue::F64(d[0]) } else { OtelValue::Array(Array::F64(d.to_vec())) });
+    }
+    None
+}
+
+fn span_kind(kind: &str) -> SpanKind {
+    match kind {
+        "server" => SpanKind::Server,
+        "client" => SpanKind::Client,
+        "producer" => SpanKind::Producer,
+        "consumer" => SpanKind::Consumer,
+        _ => SpanKind::Internal,
+    }
+}
+
+/// Start a span under the current context; NULL when no traced server runs.
+/// @noRd
+#[extendr]
+fn rust_otel_start_span(name: &str, attributes: Robj, kind: &str) -> Robj {
+    TRACER.with(|t| {
+        let t = t.borrow();
+        let Some(tracer) = t.as_ref() else { return ().into() };
+        let parent = Context::current();
+        let span = tracer
+            .span_builder(name.to_string())
+            .with_kind(span_kind(kind))
+            .with_attributes(key_values(&attributes))
+            .start_with_context(tracer, &parent);
+        let cx = parent.with_span(span);
+        let id = u64::from_be_bytes(cx.span().span_context().span_id().to_bytes());
+        ExternalPtr::new(RSpan { cx, id }).into()
+    })
+}
+
+fn with_span(ptr: Robj, f: impl FnOnce(&RSpan)) -> Robj {
+    if let Ok(span) = ExternalPtr::<RSpan>::try_from(&ptr) {
+        f(&span);
+    }
+    ().into()
+}
+
+/// @noRd
+#[extendr]
+fn rust_otel_span_set_attributes(ptr: Robj, attributes: Robj) -> Robj {
+    with_span(ptr, |s| s.cx.span().set_attributes(key_values(&attributes)))
+}
+
+/// @noRd
+#[extendr]
+fn rust_otel_span_add_event(ptr: Robj, name: &str, attributes: Robj) -> Robj {
+    with_span(ptr, |s| s.cx.span().add_event(name.to_string(), key_values(&attributes)))
+}
+
+/// @noRd
+#[extendr]
+fn rust_otel_span_set_status(ptr: Robj, code: &str, description: &str) -> Robj {
+    with_span(ptr, |s| {
+        let status = match code {
+            "ok" => Status::Ok,
+            "error" => Status::error(description.to_string()),
+            _ => Status::Unset,
+        };
+        s.cx.span().set_status(status)
+    })
+}
+
+/// @noRd
+#[extendr]
+fn rust_otel_span_update_name(ptr: Robj, name: &str) -> Robj {
+    with_span(ptr, |s| s.cx.span().update_name(name.to_string()))
+}
+
+/// @noRd
+#[extendr]
+fn rust_otel_span_end(ptr: Robj) -> Robj {
+    with_span(ptr, |s| s.cx.span().end())
+}
+
+/// Make the span current, so spans started next become its children.
+/// @noRd
+#[extendr]
+fn rust_otel_span_activate(ptr: Robj) -> Robj {
+    with_span(ptr, |s| {
+        let guard = s.cx.clone().attach();
+        ACTIVE.with(|a| a.borrow_mut().push((s.id, guard)));
+    })
+}
+
+/// Undo the span's activation (and any left open inside it).
+/// @noRd
+#[extendr]
+fn rust_otel_span_deactivate(ptr: Robj) -> Robj {
+    with_span(ptr, |s| {
+        ACTIVE.with(|a| {
+            let mut a = a.borrow_mut();
+            if let Some(pos) = a.iter().rposition(|(id, _)| *id == s.id) {
+                while a.len() > pos {
+                    a.pop();
+                }
+            }
+        })
+    })
+}
+
+/// `c(trace_id, span_id)` as hex, for otel's span context objects.
+/// @noRd
+#[extendr]
+fn rust_otel_span_ids(ptr: Robj) -> Robj {
+    let mut out: Robj = ().into();
+    with_span(ptr, |s| {
+        let sc = s.cx.span().span_context().clone();
+        out = r!([sc.trace_id().to_string(), sc.span_id().to_string()]);
+    });
+    out
+}
+
+extendr_module! {
+    mod otel;
+    fn rust_otel_start_span;
+    fn rust_otel_span_set_attributes;
+    fn rust_otel_span_add_event;
+    fn rust_otel_span_set_status;
+    fn rust_otel_span_update_name;
+    fn rust_otel_span_end;
+    fn rust_otel_span_activate;
+    fn rust_otel_span_deactivate;
+    fn rust_otel_span_ids;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The whole test suite: cargo tests of the Rust core (no R), the node
+# interoperability tests, and testthat against the INSTALLED package
+# (run tools/install.sh first). Prints one summary line per runner and a final
+# "N passed, N failed"; exits non-zero if anything failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+command -v cargo >/dev/null 2>&1 || export PATH="$PATH:$HOME/.cargo/bin"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+passed=0 failed=0 skipped=0 status=0
+
+echo "== cargo test (Rust core, no R)"
+tools/cargo.sh test -p mcplite-core 2>&1 | tee "$out/cargo.log" | grep -E "^test result|panicked|FAILED" || true
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+p=$(grep -Eo '[0-9]+ passed' "$out/cargo.log" | awk '{s+=$1} END {print s+0}')
+f=$(grep -Eo '[0-9]+ failed' "$out/cargo.log" | awk '{s+=$1} END {print s+0}')
+grep -q "test result" "$out/cargo.log" || { f=$((f + 1)); status=1; }
+echo "cargo: $p passed, $f failed"
+passed=$((passed + p)); failed=$((failed + f))
+
+if [ -x tests/node/run.sh ]; then
+  echo "== node --test (official MCP clients)"
+  tests/node/run.sh >"$out/node.log" 2>&1
+  [ $? -eq 0 ] || status=1
+  grep -E "^# (tests|pass|fail|skipped)|^not ok" "$out/node.log" || tail -20 "$out/node.log"
+  p=$(awk '/^# pass /{s+=$3} END {print s+0}' "$out/node.log")
+  f=$(awk '/^# fail /{s+=$3} END {print s+0}' "$out/node.log")
+  grep -q "^# pass" "$out/node.log" || { f=$((f + 1)); status=1; }
+  echo "node: $p passed, $f failed"
+  passed=$((passed + p)); failed=$((failed + f))
+fi
+
+echo "== testthat (installed package)"
+Rscript --vanilla - "$out/testthat.counts" <<'RS'
+out <- commandArgs(TRUE)[1]
+library(testthat)
+res <- as.data.frame(test_dir("tests/testthat", package = "mcplite",
+                              load_package = "installed", reporter = "summary",
+                              stop_on_failure = FALSE))
+counts <- c(passed = sum(res$passed), failed = sum(res$failed) + sum(res$error),
+            skipped = sum(res$skipped))
+writeLines(format(counts), out)
+cat(sprintf("testthat: %d passed, %d failed, %d skipped\n",
+            counts[["passed"]], counts[["failed"]], counts[["skipped"]]))
+RS
+if [ -f "$out/testthat.counts" ]; then
+  mapfile -t c <"$out/testthat.counts"
+  passed=$((passed + ${c[0]})); failed=$((failed + ${c[1]})); skipped=$((skipped + ${c[2]}))
+  [ "${c[1]}" -eq 0 ] || status=1
+else
+  failed=$((failed + 1)); status=1
+fi
+
+[ "$failed" -eq 0 ] || status=1
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -2,9 +2,13 @@
 #
 #   OTEL_R_TRACES_EXPORTER=stderr Rscript --vanilla /absolute/path/to/tracing.R
 #
-# Never choose a stdout or console exporter: standard output carries the MCP
-# protocol and anything else written there breaks the connection. Without an
-# exporter (or without the otel packages) the server works exactly the same.
+# mcplite then writes one span per MCP request to standard error, as OTLP
+# JSON, one document per line; `OTEL_R_TRACES_EXPORTER=otlp` sends them to a
+# collector instead. A stdout or console exporter is refused: standard output
+# carries the MCP protocol, and anything else written there would break the
+# connection. Without an exporter the server works exactly the same and
+# records nothing. The otel R package is only needed for spans that tool code
+# starts itself, like the one below.
 
 slow_echo <- mcplite::tool(
   function(text, delay_ms = 0) {

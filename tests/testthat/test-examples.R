@@ -54,6 +54,19 @@ example_stderr <- function(client) {
   if (file.exists(client$stderr_file)) paste(readLines(client$stderr_file, warn = FALSE), collapse = "\n") else ""
 }
 
+# Spans written by the stderr trace exporter: one OTLP JSON document per line.
+example_spans <- function(lines) {
+  docs <- lapply(grep('^\\{"resourceSpans"', lines, value = TRUE),
+                 jsonlite::fromJSON, simplifyVector = FALSE)
+  spans <- list()
+  for (doc in docs) {
+    for (rs in doc$resourceSpans) {
+      for (ss in rs$scopeSpans) spans <- c(spans, ss$spans)
+    }
+  }
+  spans
+}
+
 example_send <- function(client, msg) {
   line <- as.character(jsonlite::toJSON(msg, auto_unbox = TRUE, null = "null"))
   client$proc$write_input(paste0(line, "\n"))
@@ -290,7 +303,30 @@ test_that("tracing.R works with the stderr trace exporter and keeps stdout clean
   expect_true(isTRUE(res$isError))
   example_finish(client)
   # The tool's diagnostics went to stderr, not into the protocol stream.
-  expect_match(example_stderr(client), "slow_echo waited 20 ms", fixed = TRUE)
+  stderr_lines <- readLines(client$stderr_file, warn = FALSE)
+  expect_true("slow_echo waited 20 ms" %in% stderr_lines)
+
+  # So did the spans: one SERVER span per tools/call, and the tool's own span
+  # (started through the otel package) as its child.
+  spans <- example_spans(stderr_lines)
+  calls <- Filter(function(s) identical(s$name, "tools/call slow_echo"), spans)
+  expect_length(calls, 3)
+  expect_true(all(vapply(calls, function(s) identical(s$kind, 2L), logical(1))))
+  skip_if_not_installed("otel")
+  waits <- Filter(function(s) identical(s$name, "slow_echo wait"), spans)
+  # The third call fails validation before it starts its span.
+  expect_length(waits, 2)
+  call_ids <- vapply(calls, function(s) s$spanId, character(1))
+  expect_true(all(vapply(waits, function(s) s$parentSpanId %in% call_ids, logical(1))))
+})
+
+test_that("tracing.R traces nothing and still works without an exporter", {
+  client <- example_start("tracing.R", env = c(OTEL_R_TRACES_EXPORTER = "none"))
+  example_handshake(client)
+  res <- example_call(client, "slow_echo", list(text = "quiet"))
+  expect_equal(example_text(res), "quiet")
+  example_finish(client)
+  expect_length(example_spans(readLines(client$stderr_file, warn = FALSE)), 0)
 })
 
 test_that("client-demo.R prints a legacy and a modern exchange", {

@@ -27,3 +27,5 @@ rust_otel_span_activate <- function(ptr) .Call(wrap__rust_otel_span_activate, pt
 rust_otel_span_deactivate <- function(ptr) .Call(wrap__rust_otel_span_deactivate, ptr)
 
 rust_otel_span_ids <- function(ptr) .Call(wrap__rust_otel_span_ids, ptr)
+
+rust_to_json <- function(x, opts) .Call(wrap__rust_to_json, x, opts)

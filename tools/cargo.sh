@@ -10,4 +10,5 @@ mkdir -p "$src/.cargo" && cp "$src/rust/vendor-config.toml" "$src/.cargo/config.
 export CARGO_HOME="$src/.cargo"
 command -v cargo >/dev/null 2>&1 || export PATH="$PATH:$HOME/.cargo/bin"
 cd "$src/rust"
-exec cargo "$@" --offline --locked
+sub=$1; shift
+exec cargo "$sub" --offline --locked "$@"

@@ -33,7 +33,7 @@ if [ -x tests/node/run.sh ]; then
 fi
 
 echo "== testthat (installed package)"
-Rscript --vanilla - "$out/testthat.counts" <<'RS'
+NOT_CRAN=true Rscript --vanilla - "$out/testthat.counts" <<'RS'
 out <- commandArgs(TRUE)[1]
 library(testthat)
 res <- as.data.frame(test_dir("tests/testthat", package = "mcplite",

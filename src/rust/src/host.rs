@@ -55,8 +55,8 @@ pub struct RHost {
     pub formals: Vec<Formals>,
     /// `mcplite:::invoke_tool(fun, args, name)`.
     pub invoker: Function,
-    /// Payload options passed to the serializer.
-    pub json_opts: Robj,
+    /// Payload options, read once when the server starts.
+    pub json_opts: crate::rjson::JsonOptions,
 }
 
 impl ToolHost for RHost {
@@ -90,7 +90,7 @@ impl ToolHost for RHost {
 }
 
 /// Ordinary return values become one text block.
-fn ordinary_result(x: &Robj, opts: &Robj) -> std::result::Result<CallResult, String> {
+fn ordinary_result(x: &Robj, opts: &crate::rjson::JsonOptions) -> std::result::Result<CallResult, String> {
     let sexp = unsafe { x.get() };
     let t = unsafe { ffi::TYPEOF(sexp) };
     let text = match t {
@@ -103,7 +103,7 @@ fn ordinary_result(x: &Robj, opts: &Robj) -> std::result::Result<CallResult, Str
         }
         ffi::SEXPTYPE::NILSXP => "{}".to_string(),
         ffi::SEXPTYPE::VECSXP if x.len() == 0 && x.names().is_none() => "[]".to_string(),
-        _ => crate::payload::payload_json(x, opts)?,
+        _ => crate::rjson::payload_json(x, opts)?,
     };
     Ok(CallResult::text(text))
 }

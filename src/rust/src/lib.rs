@@ -6,7 +6,7 @@ use extendr_api::prelude::*;
 mod guard;
 mod host;
 mod otel;
-mod payload;
+mod rjson;
 mod rvalue;
 mod serve;
 
@@ -48,4 +48,5 @@ extendr_module! {
     fn rust_to_json_fixed;
     fn rust_serve;
     use otel;
+    use rjson;
 }

@@ -81,6 +81,7 @@ pub fn run(
     };
     let invoker = invoker.as_function().ok_or("invoker must be a function")?;
     let mut server = Server::new(defs, instructions, info)?;
+    let json_opts = crate::rjson::json_options(&json_opts).map_err(|e| format!("payload options: {e}"))?;
     let mut host = RHost { funs, formals, invoker, json_opts };
     let mut telemetry = mcplite_core::telemetry::Telemetry::from_env();
     if let Some(hook) = on_start.as_function() {
@@ -88,8 +89,7 @@ pub fn run(
     }
     crate::otel::set_tracer(telemetry.tracer().cloned());
     let mut guard = StdoutGuard::install().map_err(|e| format!("cannot guard stdout: {e}"))?;
-    let stdin = std::io::stdin();
-    let input = BufReader::with_capacity(1 << 16, stdin.lock());
+    let input = BufReader::with_capacity(1 << 16, std::io::stdin());
     let result = serve(input, guard.protocol(), &mut server, &mut host, &mut telemetry);
     crate::otel::set_tracer(None);
     telemetry.shutdown();

@@ -61,6 +61,14 @@ pub struct Handled {
     pub rpc_error: Option<ErrorCode>,
     pub tool_error: bool,
     pub request_id: Option<String>,
+    /// The request id as a JSON value, to match cancellations.
+    pub request_id_json: Option<Value>,
+}
+
+impl Handled {
+    pub fn request_id_value(&self) -> Option<Value> {
+        self.request_id_json.clone()
+    }
 }
 
 pub struct Server {
@@ -137,6 +145,7 @@ impl Server {
             valid: true,
             method: Some(msg.method.clone()),
             request_id: msg.id.as_ref().map(|id| id.display()),
+            request_id_json: msg.id.as_ref().and_then(|id| serde_json::from_str(id.raw()).ok()),
             ..Default::default()
         };
         let Some(id) = msg.id.clone() else { return handled };

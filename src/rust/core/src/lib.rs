@@ -7,33 +7,93 @@ pub mod dispatch;
 pub mod envelope;
 pub mod projection;
 pub mod result;
+pub mod rjson;
 pub mod telemetry;
 pub mod transport;
 pub mod version;
 
 pub use dispatch::{Handled, Observer, Server, ServerInfo, ToolHost};
 
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
+use std::sync::mpsc;
 
-/// Serve until end of input: every line is handled in order and its response
-/// written before the next line is read. `observer` brackets every valid
-/// message (telemetry). A write failure (the client closed our stdout) ends
-/// the loop quietly: nobody is left to answer.
-pub fn serve<R: BufRead, W: Write>(
+/// How many lines the reader thread may read ahead of the handler.
+const READ_AHEAD_LINES: usize = 1024;
+
+/// Serve until end of input. A reader thread reads lines ahead so that a
+/// `notifications/cancelled` sent while a request runs is seen before its
+/// answer goes out: the answer of a cancelled request is dropped, as the
+/// 2026-07-28 stdio transport requires. Lines are handled one at a time, in
+/// order. `observer` brackets every valid message (telemetry). A write failure
+/// (the client closed our stdout) ends the loop quietly.
+pub fn serve<R: BufRead + Send + 'static, W: Write>(
     input: R,
     output: &mut W,
     server: &mut Server,
     host: &mut dyn ToolHost,
     observer: &mut dyn Observer,
 ) -> io::Result<()> {
-    let mut reader = transport::LineReader::new(input);
-    while let Some(line) = reader.next_line()? {
-        let handled = server.handle_line(line, host, observer);
-        if let Some(response) = &handled.line {
-            if transport::write_line(output, response).is_err() {
+    let (tx, rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(READ_AHEAD_LINES);
+    std::thread::Builder::new().name("mcplite-stdin".into()).spawn(move || {
+        let mut reader = transport::LineReader::new(input);
+        loop {
+            let item = match reader.next_line() {
+                Ok(Some(line)) => Ok(line.to_vec()),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            let stop = item.is_err();
+            if tx.send(item).is_err() || stop {
                 break;
             }
         }
+    })?;
+    let mut pending: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut cancelled: Vec<serde_json::Value> = Vec::new();
+    loop {
+        let line = match pending.pop_front() {
+            Some(line) => line,
+            None => match rx.recv() {
+                Ok(item) => item?,
+                Err(_) => break,
+            },
+        };
+        let handled = server.handle_line(&line, host, observer);
+        let Some(response) = &handled.line else { continue };
+        // Look at what has arrived meanwhile for a cancellation of this id.
+        while let Ok(item) = rx.try_recv() {
+            let next = item?;
+            if let Some(id) = cancellation_of(&next) {
+                cancelled.push(id);
+            }
+            pending.push_back(next);
+        }
+        if let Some(id) = handled.request_id_value() {
+            if let Some(pos) = cancelled.iter().position(|c| *c == id) {
+                cancelled.swap_remove(pos);
+                continue;
+            }
+        }
+        if transport::write_line(output, response).is_err() {
+            break;
+        }
     }
     Ok(())
+}
+
+/// The `requestId` of a `notifications/cancelled` line, if it is one.
+fn cancellation_of(line: &[u8]) -> Option<serde_json::Value> {
+    if memchr_contains(line, b"notifications/cancelled") {
+        if let envelope::Incoming::Notification(msg) = envelope::classify(line) {
+            if msg.method == "notifications/cancelled" {
+                return msg.params.get("requestId").cloned();
+            }
+        }
+    }
+    None
+}
+
+fn memchr_contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }

@@ -14,7 +14,13 @@ impl ToolHost for EchoHost {
     fn call_tool(&mut self, _index: usize, tool: &ToolDef, arguments: Map<String, Value>) -> CallResult {
         self.calls += 1;
         match tool.name.as_str() {
-            "echo" => CallResult::text(Value::Object(arguments).to_string()),
+            "echo" => {
+                // Lets a cancellation arrive while the call runs.
+                if let Some(ms) = arguments.get("sleep_ms").and_then(Value::as_u64) {
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                }
+                CallResult::text(Value::Object(arguments).to_string())
+            }
             "fail" => CallResult::tool_error("boom"),
             "speak" => CallResult {
                 content: vec![Content {
@@ -55,7 +61,7 @@ fn run(lines: &[&str]) -> (Vec<Value>, usize) {
     let mut host = EchoHost { calls: 0 };
     let input = lines.join("\n");
     let mut out = Vec::new();
-    serve(input.as_bytes(), &mut out, &mut server, &mut host, &mut NoObserver).unwrap();
+    serve(std::io::Cursor::new(input.into_bytes()), &mut out, &mut server, &mut host, &mut NoObserver).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.is_empty() || text.ends_with('\n'));
     let responses = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -159,4 +165,17 @@ fn identical_requests_give_identical_bytes() {
     let (b, _) = run(&[&line, &line]);
     assert_eq!(a[0], b[0]);
     assert_eq!(b[0], b[1]);
+}
+
+#[test]
+fn cancelled_requests_get_no_answer() {
+    let (r, calls) = run(&[
+        &format!(r#"{{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":200}},{M}}}}}"#),
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}"#,
+        &format!(r#"{{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}"#,
+    ]);
+    assert_eq!(calls, 2);
+    assert_eq!(r.len(), 1, "the cancelled request is not answered: {r:?}");
+    assert_eq!(r[0]["id"], json!("next"));
 }

@@ -49,7 +49,7 @@ fn traced(lines: &[&str]) -> (String, Vec<Value>) {
     let mut telemetry = Telemetry::from_provider(Some(provider));
     let mut server = Server::new(vec![tool("echo"), tool("fail")], None, ServerInfo { name: "s".into(), version: "1".into() }).unwrap();
     let mut out = Vec::new();
-    serve(lines.join("\n").as_bytes(), &mut out, &mut server, &mut Host, &mut telemetry).unwrap();
+    serve(std::io::Cursor::new(lines.join("\n").into_bytes()), &mut out, &mut server, &mut Host, &mut telemetry).unwrap();
     telemetry.shutdown();
     let text = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
     let spans = text

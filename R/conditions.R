@@ -1,0 +1,134 @@
+# Classed conditions and small argument checkers, in base R only so that the
+# package imports nothing and server scripts start fast.
+
+#' Signal an mcplite error
+#'
+#' Every error raised by mcplite goes through here, so all of them share the
+#' root class `mcplite_error` plus one specific subclass:
+#' `argument` (a bad argument value), `schema` (a schema or type helper),
+#' `content` (content blocks and results), `serialize` (a value that cannot be
+#' written as JSON), `option` (a payload option) and `tools` (the tool list
+#' given to [mcp_server()]).
+#'
+#' @param message The message, already formatted.
+#' @param class The specific kind, without the `mcplite_error_` prefix.
+#' @param arg Name of the offending argument, stored in the condition.
+#' @param call The call to report; defaults to the caller's caller.
+#' @return Never returns.
+#' @noRd
+abort_mcplite <- function(message, class = "argument", arg = NULL,
+                          call = sys.call(-1)) {
+  # Keep only the function name (`tool()`), so messages stay short and stable
+  # however long the author's call was.
+  if (is.call(call)) call <- as.call(list(call[[1]]))
+  cnd <- structure(
+    class = c(paste0("mcplite_error_", class), "mcplite_error", "error", "condition"),
+    list(message = message, call = call, arg = arg)
+  )
+  stop(cnd)
+}
+
+# A short description of what a value actually is, for error messages.
+describe_value <- function(x) {
+  if (is.null(x)) return("NULL")
+  if (is.function(x)) return("a function")
+  if (is.environment(x)) return("an environment")
+  if (is.data.frame(x)) return("a data frame")
+  cls <- setdiff(class(x), c("AsIs", "integer", "numeric", "character", "logical", "list"))
+  if (length(cls) > 0 && is.object(x)) {
+    return(sprintf("an object of class <%s>", cls[[1]]))
+  }
+  if (is.list(x)) {
+    return(if (length(x) == 0) "an empty list" else sprintf("a list of length %d", length(x)))
+  }
+  if (is.atomic(x)) {
+    kind <- switch(typeof(x),
+      logical = "logical", integer = "integer", double = "numeric",
+      character = "character", complex = "complex", raw = "raw", typeof(x)
+    )
+    if (length(x) == 1) {
+      if (is.na(x)) return(sprintf("a missing %s value (NA)", kind))
+      return(sprintf("the %s value %s", kind, format_scalar(x)))
+    }
+    article <- if (grepl("^[aeiou]", kind)) "an" else "a"
+    return(sprintf("%s %s vector of length %d", article, kind, length(x)))
+  }
+  sprintf("an object of type '%s'", typeof(x))
+}
+
+format_scalar <- function(x) {
+  if (is.character(x)) {
+    s <- if (nchar(x) > 40) paste0(substr(x, 1, 37), "...") else x
+    return(encodeString(s, quote = "\""))
+  }
+  format(x)
+}
+
+is_string <- function(x) {
+  is.character(x) && length(x) == 1 && !is.na(x)
+}
+
+is_flag <- function(x) {
+  is.logical(x) && length(x) == 1 && !is.na(x)
+}
+
+check_string <- function(x, arg, call = sys.call(-1), allow_null = FALSE,
+                          allow_empty = TRUE, class = "argument") {
+  if (allow_null && is.null(x)) return(invisible(x))
+  if (!is_string(x) || (!allow_empty && !nzchar(x))) {
+    what <- if (allow_empty) "a single string" else "a single non-empty string"
+    if (allow_null) what <- paste(what, "or NULL")
+    abort_mcplite(
+      sprintf("`%s` must be %s, not %s.", arg, what, describe_value(x)),
+      class = class, arg = arg, call = call
+    )
+  }
+  invisible(x)
+}
+
+check_flag <- function(x, arg, call = sys.call(-1), class = "argument") {
+  if (!is_flag(x)) {
+    abort_mcplite(
+      sprintf("`%s` must be `TRUE` or `FALSE`, not %s.", arg, describe_value(x)),
+      class = class, arg = arg, call = call
+    )
+  }
+  invisible(x)
+}
+
+# `x` must be a named list (a JSON object); an unnamed empty list is accepted
+# as "no entries". Returns the list with names guaranteed.
+check_named_list <- function(x, arg, call = sys.call(-1), class = "argument") {
+  ok <- is.list(x) && !is.object(x) || inherits(x, "AsIs") && is.list(x)
+  if (!ok) {
+    abort_mcplite(
+      sprintf("`%s` must be a named list, not %s.", arg, describe_value(x)),
+      class = class, arg = arg, call = call
+    )
+  }
+  if (length(x) == 0) return(empty_object())
+  nms <- names(x)
+  if (is.null(nms) || anyNA(nms) || any(!nzchar(nms))) {
+    abort_mcplite(
+      sprintf("Every element of `%s` must be named.", arg),
+      class = class, arg = arg, call = call
+    )
+  }
+  dup <- unique(nms[duplicated(nms)])
+  if (length(dup) > 0) {
+    abort_mcplite(
+      sprintf("Names in `%s` must be unique; %s is repeated.", arg, quote_names(dup)),
+      class = class, arg = arg, call = call
+    )
+  }
+  x
+}
+
+# A named empty list: the R spelling of the JSON object {}.
+empty_object <- function() structure(list(), names = character(0))
+
+quote_names <- function(x) {
+  x <- paste0("`", x, "`")
+  if (length(x) == 1) return(x)
+  paste0(paste(x[-length(x)], collapse = ", "), " and ", x[[length(x)]])
+}

@@ -1,0 +1,193 @@
+# Support for tools defined with ellmer::tool(). ellmer is never loaded: its S7
+# objects keep their properties as plain attributes, which base R can read, so
+# ellmer tools work in server scripts where only mcplite is installed.
+
+is_ellmer_tool <- function(x) inherits(x, "ellmer::ToolDef")
+
+is_ellmer_type <- function(x, kind = NULL) {
+  if (is.null(kind)) inherits(x, "ellmer::Type") else inherits(x, paste0("ellmer::", kind))
+}
+
+s7_prop <- function(x, name) attr(x, name, exact = TRUE)
+
+ellmer_class <- function(x) class(x)[[1]]
+
+# Converts one ellmer type object into the equivalent mcplite type.
+ellmer_type_to_mcplite <- function(x, arg, call) {
+  description <- s7_prop(x, "description")
+  required <- s7_prop(x, "required")
+  if (is.null(required)) required <- TRUE
+  if (is_ellmer_type(x, "TypeBasic")) {
+    type <- s7_prop(x, "type")
+    if (!is_string(type) || !type %in% c("boolean", "integer", "number", "string")) {
+      unsupported_ellmer_type(x, arg, call, sprintf(" with type %s", describe_value(type)))
+    }
+    return(basic_type(type, description, required, call))
+  }
+  if (is_ellmer_type(x, "TypeEnum")) {
+    values <- s7_prop(x, "values")
+    schema <- list(type = "string")
+    schema$description <- description
+    schema$enum <- as.list(unname(as.character(values)))
+    return(new_type("enum", schema, required))
+  }
+  if (is_ellmer_type(x, "TypeArray")) {
+    items <- ellmer_type_to_mcplite(s7_prop(x, "items"), paste0(arg, "@items"), call)
+    schema <- list(type = "array")
+    schema$description <- description
+    schema$items <- items$schema
+    return(new_type("array", schema, required))
+  }
+  if (is_ellmer_type(x, "TypeObject")) {
+    props <- ellmer_properties(x, arg, call)
+    additional <- isTRUE(s7_prop(x, "additional_properties"))
+    schema <- object_schema(props, description, additional, root = FALSE)
+    return(new_type("object", schema, required))
+  }
+  if (is_ellmer_type(x, "TypeJsonSchema")) {
+    json <- s7_prop(x, "json")
+    check_fixed_tree(json, arg, call = call, class = "schema")
+    if (!is_json_object(json)) {
+      abort_mcplite(
+        sprintf("`%s` must hold a JSON object schema, not %s.", arg, describe_value(json)),
+        class = "schema", arg = arg, call = call
+      )
+    }
+    if (length(json) == 0) json <- empty_object()
+    return(new_type("schema", json, required))
+  }
+  if (is_ellmer_type(x, "TypeIgnore")) {
+    return(type_ignore())
+  }
+  unsupported_ellmer_type(x, arg, call)
+}
+
+unsupported_ellmer_type <- function(x, arg, call, detail = "") {
+  abort_mcplite(
+    sprintf(
+      "`%s` is an ellmer type mcplite cannot convert: <%s>%s.\nSupported: type_boolean/integer/number/string/enum/array/object/from_schema/ignore.",
+      arg, ellmer_class(x), detail
+    ),
+    class = "schema", arg = arg, call = call
+  )
+}
+
+ellmer_properties <- function(x, arg, call) {
+  props <- s7_prop(x, "properties")
+  if (length(props) == 0) return(structure(list(), names = character(0)))
+  out <- props
+  for (nm in names(props)) {
+    out[[nm]] <- ellmer_type_to_mcplite(props[[nm]], sprintf("%s$%s", arg, nm), call)
+  }
+  out
+}
+
+# The tool spec (see ARCHITECTURE.md) for an ellmer ToolDef.
+ellmer_tool_spec <- function(x, arg, call) {
+  name <- s7_prop(x, "name")
+  check_tool_name(name, sprintf("%s@name", arg), call, class = "tools")
+  description <- s7_prop(x, "description")
+  check_string(description, sprintf("%s@description", arg), call = call, class = "tools")
+  arguments <- s7_prop(x, "arguments")
+  props <- if (is.null(arguments)) list() else ellmer_properties(arguments, sprintf("%s@arguments", arg), call)
+  input_schema <- object_schema(props, root = TRUE)
+  # ellmer allows extra annotations for its own use; only MCP's are sent.
+  annotations <- normalize_annotations(
+    s7_prop(x, "annotations"), sprintf("%s@annotations", arg), call, unknown = "drop"
+  )
+  fun <- x
+  attributes(fun) <- NULL
+  if (isTRUE(s7_prop(x, "convert")) && !is.null(arguments)) {
+    fun <- ellmer_converting_fun(fun, arguments)
+  }
+  list(
+    name = name,
+    description = description,
+    title = annotations$title,
+    input_schema = input_schema,
+    output_schema = NULL,
+    annotations = if (length(annotations) > 0) annotations,
+    meta = NULL,
+    fun = fun
+  )
+}
+
+# ellmer tools created with convert = TRUE expect JSON arrays of scalars as R
+# vectors (and arrays of objects as data frames), as ellmer itself would pass
+# them; this wrapper does the same conversion before calling the function.
+ellmer_converting_fun <- function(fun, arguments) {
+  props <- s7_prop(arguments, "properties")
+  force(fun)
+  function(...) {
+    args <- list(...)
+    for (nm in intersect(names(args), names(props))) {
+      value <- ellmer_convert(args[[nm]], props[[nm]])
+      if (is.null(value)) args[nm] <- list(NULL) else args[[nm]] <- value
+    }
+    args <- args[!vapply(args, is.null, logical(1))]
+    do.call(fun, args)
+  }
+}
+
+ellmer_convert <- function(x, type) {
+  if (is.null(x) && !isTRUE(s7_prop(type, "required"))) return(x)
+  if (is_ellmer_type(type, "TypeArray")) {
+    items <- s7_prop(type, "items")
+    if (is_ellmer_type(items, "TypeBasic")) return(list_to_atomic(x, s7_prop(items, "type")))
+    if (is_ellmer_type(items, "TypeEnum")) {
+      return(factor(as.character(unlist(x)), levels = s7_prop(items, "values")))
+    }
+    if (is_ellmer_type(items, "TypeArray")) return(lapply(x, ellmer_convert, type = items))
+    if (is_ellmer_type(items, "TypeObject") && !isTRUE(s7_prop(items, "additional_properties"))) {
+      item_props <- s7_prop(items, "properties")
+      cols <- lapply(names(item_props), function(nm) {
+        p <- item_props[[nm]]
+        vals <- lapply(x, function(row) ellmer_convert(row[[nm]], p))
+        if (is_ellmer_type(p, "TypeBasic")) list_to_atomic(vals, s7_prop(p, "type")) else I(vals)
+      })
+      names(cols) <- names(item_props)
+      return(as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE))
+    }
+    return(x)
+  }
+  if (is_ellmer_type(type, "TypeObject")) {
+    props <- s7_prop(type, "properties")
+    out <- lapply(names(props), function(nm) ellmer_convert(x[[nm]], props[[nm]]))
+    names(out) <- names(props)
+    if (isTRUE(s7_prop(type, "additional_properties"))) {
+      out <- c(out, x[setdiff(names(x), names(props))])
+    }
+    return(out)
+  }
+  if (is_ellmer_type(type, "TypeBasic")) {
+    if (is.null(x)) return(na_of(s7_prop(type, "type")))
+    if (is.list(x) && length(x) == 1) return(x[[1]])
+    return(x)
+  }
+  if (is_ellmer_type(type, "TypeEnum")) {
+    if (is.null(x)) return(NA_character_)
+    return(as.character(x))
+  }
+  x
+}
+
+na_of <- function(type) {
+  switch(type, boolean = NA, integer = NA_integer_, number = NA_real_, NA_character_)
+}
+
+list_to_atomic <- function(x, type) {
+  mode <- switch(type, boolean = "logical", integer = "integer", number = "double", "character")
+  if (length(x) == 0) return(vector(mode, 0))
+  vals <- lapply(x, function(v) {
+    if (length(v) != 1 || !is.atomic(v)) return(methods_na(mode))
+    if (mode == "integer" && is.double(v)) return(as.integer(v))
+    if (mode == "double" && is.integer(v)) return(as.double(v))
+    if (typeof(v) != mode) return(methods_na(mode))
+    v
+  })
+  unlist(vals, use.names = FALSE)
+}
+
+methods_na <- function(mode) {
+  switch(mode, logical = NA, integer = NA_integer_, double = NA_real_, NA_character_)
+}

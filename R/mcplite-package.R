@@ -1,0 +1,86 @@
+#' mcplite: serve R functions as MCP tools over standard I/O
+#'
+#' @description
+#' mcplite lets a local Model Context Protocol client (a chat app or coding
+#' assistant) call R functions. Describe each function with [tool()] and the
+#' [tool-types] helpers, put the tools in a script that finishes with
+#' [mcp_server()], and register that script with the client, run as
+#' `Rscript --vanilla /absolute/path/to/server.R`.
+#'
+#' Tools stay ordinary R functions. Their return values are sent as text by
+#' default; [tool_result()] and the [content-blocks] constructors give control
+#' over content, structured output and error reporting (see
+#' [mcplite-results]). Tools made with [ellmer::tool()] are accepted too,
+#' without ellmer having to be installed where the server runs.
+#'
+#' Schemas describe arguments to the client; they do not validate them or
+#' grant any permission. Each tool is responsible for checking its inputs, for
+#' what it is allowed to do, and for the size of what it returns. Standard
+#' output carries the protocol, so write diagnostics to standard error.
+#'
+#' @keywords internal
+"_PACKAGE"
+
+#' How tool return values become MCP results
+#'
+#' @description
+#' A tool can return any R value or a [tool_result()]. This page describes how
+#' each is turned into JSON and which options control that.
+#'
+#' @section Ordinary return values:
+#' A character vector becomes one text block: a single string as is, several
+#' strings joined with newlines. Strings are never parsed, even when they look
+#' like JSON, and a `json` object from jsonlite is treated as a string too; to
+#' control the conversion of a particular value, convert it to JSON text
+#' yourself and return that text.
+#'
+#' Any other value is converted to JSON the way [jsonlite::toJSON()] would,
+#' using the payload options below, and sent as one text block. A plain list is
+#' just a value here, not a result object. `NULL` is sent as `{}` and an empty
+#' unnamed `list()` as `[]`.
+#'
+#' @section Structured content:
+#' `structured_content` in [tool_result()] follows the same jsonlite
+#' conventions and options, including classes, dimensions, [I()] and
+#' `jsonlite::unbox()`. The one exception is the root: an empty `list()` there
+#' is sent as the empty object `{}` (nested empty lists stay `[]`). `NULL`
+#' means no structured content at all, not a JSON `null`. Making the value
+#' match the tool's `output_schema` is up to the tool.
+#'
+#' @section Payload options:
+#' Three global options, plus one for number formatting, change how payloads
+#' (ordinary return values and structured content, including the generated
+#' text copy) are written. Schemas, annotations and all `meta` fields are not
+#' affected: they always use a fixed encoding. Set the options before building
+#' results and starting the server, and leave them alone while it runs.
+#' Setting an option to `NULL` restores its default.
+#'
+#' * `mcplite.json.null`: `"null"` (default) writes `NULL` list elements as
+#'   JSON `null`; `"list"` writes them as `{}`. Either way the field is kept.
+#' * `mcplite.json.na`: unset by default, which keeps jsonlite's own choice for
+#'   each type of vector. `"null"` writes missing values (and `NaN`, `Inf`)
+#'   as `null` and keeps missing data-frame cells; `"string"` writes them as
+#'   strings such as `"NA"`.
+#' * `mcplite.json.auto_unbox`: `TRUE` (default) writes length-one vectors as
+#'   scalars; `FALSE` writes them as one-element arrays. [I()] and
+#'   `jsonlite::unbox()` are honoured either way.
+#' * `mcplite.json.digits`: how many decimal places numbers keep, 4 by default
+#'   as in jsonlite; `I(n)` asks for `n` significant digits instead and `NA`
+#'   for full precision.
+#'
+#' An invalid value for any of these is reported as an error of class
+#' `mcplite_error_option` when a result is built or the server starts.
+#'
+#' @seealso [tool_result()], [content_text()], [mcp_server()]
+#' @examples
+#' local({
+#'   old <- options(mcplite.json.na = "null", mcplite.json.auto_unbox = FALSE)
+#'   on.exit(options(old))
+#'   res <- tool_result(structured_content = list(
+#'     total = 3L,
+#'     scores = c(1.5, NA, Inf)
+#'   ))
+#'   res$content[[1]]$text
+#' })
+#' @name mcplite-results
+NULL

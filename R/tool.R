@@ -1,0 +1,328 @@
+#' Turn an R function into an MCP tool
+#'
+#' @description
+#' `tool()` attaches what an MCP client needs to know about a function: its
+#' name, what it does, and a JSON Schema for its arguments. The result is the
+#' same function, still callable from R as before, and can be handed to
+#' [mcp_server()] on its own or in a list with other tools.
+#'
+#' @details
+#' ## Names
+#' Clients identify a tool by its name, which must be 1 to 128 characters
+#' drawn from ASCII letters, digits, `_`, `-` and `.`. When `name` is `NULL`
+#' the name of the variable passed as `fun` is used, so
+#' `tool(add_numbers, "...")` is called `add_numbers`; a function written in
+#' place has no such name and needs `name`.
+#'
+#' ## Arguments
+#' Each element of `arguments` is named after an argument of `fun` and
+#' describes it with a type helper (see [tool-types]); naming an argument
+#' `fun` does not have is an error, unless `fun` takes `...`. Arguments are
+#' listed as `required` in the order given, and the top level of the schema
+#' does not forbid other keys. Alternatively
+#' `arguments` can be one complete schema from [type_from_schema()] whose root
+#' is `type = "object"`; it is advertised unchanged (a missing `properties` is
+#' added as `{}`). Schemas only advertise: values arrive as the client sends
+#' them (JSON arrays as R lists), so check them in `fun`, and give `fun`
+#' defaults for anything that is not required.
+#'
+#' ## Annotations
+#' `annotations` holds MCP's optional hints about the tool: `title`,
+#' `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint`.
+#' They may also be spelled in snake case (`read_only_hint`, ...); clients
+#' always receive the camel-case names. Hints describe the tool to the client;
+#' they are not enforced.
+#'
+#' ## Results
+#' Whatever `fun` returns is sent back as one text block (see
+#' [mcplite-results] for the exact conversion). Return [tool_result()] instead
+#' for images, several blocks, structured content or an error flag. If you
+#' return structured content, `output_schema` can advertise its shape; mcplite
+#' checks only that it is a JSON object that can be written out, not that it
+#' is a valid schema or that results match it.
+#'
+#' @param fun The R function to expose.
+#' @param description A single string telling the client (and the model behind
+#'   it) what the tool does and when to use it.
+#' @param ... Not used; must be empty. It forces the remaining arguments to be
+#'   named, which catches misspelled argument names.
+#' @param arguments A named list of type helpers, one per advertised argument
+#'   of `fun`, or a single object schema from [type_from_schema()]. Use
+#'   [type_ignore()] (or leave the argument out) to keep an argument private.
+#' @param name The tool name, or `NULL` to use the name of the variable given
+#'   as `fun`.
+#' @param annotations A named list of MCP tool annotations: `title` (a string)
+#'   and the logical hints described in Details.
+#' @param output_schema `NULL`, or the schema of the structured content the
+#'   tool returns: a type helper such as [type_object()] or
+#'   [type_from_schema()], or a named list.
+#'
+#' @return `fun`, with class `mcplite_tool` added and the MCP metadata attached.
+#' @seealso [mcp_server()] to serve tools; [tool-types] for argument schemas;
+#'   [tool_result()] for rich results.
+#' @examples
+#' add_numbers <- tool(
+#'   function(x, y) x + y,
+#'   name = "add_numbers",
+#'   description = "Add two numbers.",
+#'   arguments = list(
+#'     x = type_number("The first number."),
+#'     y = type_number("The second number.")
+#'   ),
+#'   annotations = list(read_only_hint = TRUE)
+#' )
+#' add_numbers
+#' add_numbers(2, 3)
+#'
+#' # The name can come from the variable holding the function:
+#' greet <- function(who = "world") paste0("Hello, ", who, "!")
+#' greet <- tool(greet, "Say hello.", arguments = list(
+#'   who = type_string("Who to greet.", required = FALSE)
+#' ))
+#' greet()
+#' @export
+tool <- function(fun, description, ..., arguments = list(), name = NULL,
+                 annotations = list(), output_schema = NULL) {
+  call <- sys.call()
+  check_dots_empty(..., call = call)
+  if (missing(fun) || !is.function(fun)) {
+    abort_mcplite(
+      sprintf("`fun` must be a function, not %s.",
+              if (missing(fun)) "missing" else describe_value(fun)),
+      arg = "fun", call = call
+    )
+  }
+  if (is_ellmer_tool(fun)) {
+    abort_mcplite(
+      "`fun` is already an ellmer tool; pass it to `mcp_server()` as it is.",
+      arg = "fun", call = call
+    )
+  }
+  if (is.null(name)) {
+    sym <- substitute(fun)
+    if (!is.name(sym)) {
+      abort_mcplite(
+        "`name` must be supplied when `fun` is not a variable (for example an anonymous function).",
+        arg = "name", call = call
+      )
+    }
+    name <- as.character(sym)
+  }
+  check_tool_name(name, "name", call)
+  if (missing(description)) {
+    abort_mcplite("`description` is missing; say what the tool does.", arg = "description", call = call)
+  }
+  check_string(description, "description", call = call)
+
+  input_schema <- build_input_schema(arguments, fun, call)
+  annotations <- normalize_annotations(annotations, "annotations", call)
+  output_schema <- check_output_schema(output_schema, call)
+
+  new_tool(fun, list(
+    name = name,
+    description = description,
+    title = annotations$title,
+    input_schema = input_schema,
+    output_schema = output_schema,
+    annotations = if (length(annotations) > 0) annotations,
+    meta = NULL
+  ))
+}
+
+new_tool <- function(fun, meta) {
+  if (is.primitive(fun)) {
+    # Primitives are never copied, so attributes set on one would change it
+    # for the whole session; wrap it in a closure instead.
+    prim <- fun
+    fun <- function(...) prim(...)
+  }
+  # A tool wrapped twice keeps only the newest metadata.
+  attr(fun, "mcplite") <- meta
+  class(fun) <- c("mcplite_tool", "function")
+  fun
+}
+
+tool_meta <- function(x) attr(x, "mcplite", exact = TRUE)
+
+#' @export
+print.mcplite_tool <- function(x, ...) {
+  meta <- tool_meta(x)
+  cat(sprintf("<mcplite tool> %s\n", meta$name))
+  cat(sprintf("Description: %s\n", meta$description))
+  if (!is.null(meta$annotations)) {
+    cat("Annotations: ", json_fixed(meta$annotations, "annotations"), "\n", sep = "")
+  }
+  cat("Input schema: ", json_fixed(meta$input_schema, "input_schema"), "\n", sep = "")
+  if (!is.null(meta$output_schema)) {
+    cat("Output schema: ", json_fixed(meta$output_schema, "output_schema"), "\n", sep = "")
+  }
+  invisible(x)
+}
+
+check_dots_empty <- function(..., call) {
+  if (...length() == 0) return(invisible())
+  nms <- names(list(...))
+  shown <- if (is.null(nms)) {
+    sprintf("%d unnamed value(s)", ...length())
+  } else {
+    nms[!nzchar(nms)] <- "<unnamed>"
+    quote_names(nms)
+  }
+  abort_mcplite(
+    sprintf(
+      paste0(
+        "`...` must be empty, but got %s.\n",
+        "After `description`, give arguments by their exact names: ",
+        "`arguments`, `name`, `annotations` or `output_schema`."
+      ),
+      shown
+    ),
+    arg = "...", call = call
+  )
+}
+
+check_tool_name <- function(name, arg, call, class = "argument") {
+  check_string(name, arg, call = call, class = class)
+  if (!grepl("^[A-Za-z0-9_.-]{1,128}$", name)) {
+    abort_mcplite(
+      sprintf(
+        "`%s` must be 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`, not %s.",
+        arg, format_scalar(name)
+      ),
+      class = class, arg = arg, call = call
+    )
+  }
+  invisible(name)
+}
+
+build_input_schema <- function(arguments, fun, call) {
+  if (inherits(arguments, "mcplite_type_schema") || is_ellmer_type(arguments, "TypeJsonSchema")) {
+    arguments <- as_type(arguments, "arguments", call)
+    schema <- arguments$schema
+    if (!identical(schema$type, "object")) {
+      abort_mcplite(
+        "A complete schema given as `arguments` must have `type = \"object\"` at its root.",
+        class = "schema", arg = "arguments", call = call
+      )
+    }
+    if (!"properties" %in% names(schema)) schema$properties <- empty_object()
+    return(schema)
+  }
+  if (inherits(arguments, "mcplite_type") || is_ellmer_type(arguments)) {
+    abort_mcplite(
+      paste0(
+        "`arguments` must be a named list of type helpers, one per argument, ",
+        "or a complete schema from `type_from_schema()`, not a single ",
+        if (inherits(arguments, "mcplite_type_object")) "`type_object()`." else "type helper."
+      ),
+      class = "schema", arg = "arguments", call = call
+    )
+  }
+  if (!is.list(arguments) || is.object(arguments)) {
+    abort_mcplite(
+      sprintf(
+        "`arguments` must be a named list of type helpers, not %s.",
+        describe_value(arguments)
+      ),
+      class = "schema", arg = "arguments", call = call
+    )
+  }
+  props <- check_properties(arguments, "arguments", call)
+  check_formals(names(props), fun, call)
+  object_schema(props, root = TRUE)
+}
+
+# Advertising an argument the function cannot accept would only fail later,
+# on a client's call; catch it now.
+check_formals <- function(names, fun, call) {
+  sig <- args(fun)
+  if (is.null(sig)) return(invisible())
+  fmls <- names(formals(sig))
+  if ("..." %in% fmls) return(invisible())
+  extra <- setdiff(names, fmls)
+  if (length(extra) > 0) {
+    abort_mcplite(
+      sprintf(
+        "`arguments` describes %s, which `fun` does not accept.\n`fun` has the argument%s %s.",
+        quote_names(extra),
+        if (length(fmls) == 1) "" else "s",
+        if (length(fmls) == 0) "(none)" else quote_names(fmls)
+      ),
+      class = "schema", arg = "arguments", call = call
+    )
+  }
+  invisible()
+}
+
+annotation_keys <- c(
+  title = "title",
+  readOnlyHint = "readOnlyHint", read_only_hint = "readOnlyHint",
+  destructiveHint = "destructiveHint", destructive_hint = "destructiveHint",
+  idempotentHint = "idempotentHint", idempotent_hint = "idempotentHint",
+  openWorldHint = "openWorldHint", open_world_hint = "openWorldHint"
+)
+
+# Returns the annotations keyed by MCP's camel-case names, in the order given.
+normalize_annotations <- function(annotations, arg, call, unknown = "error") {
+  if (is.null(annotations)) return(empty_object())
+  annotations <- check_named_list(annotations, arg, call = call)
+  nms <- names(annotations)
+  known <- nms %in% names(annotation_keys)
+  if (!all(known)) {
+    if (identical(unknown, "drop")) {
+      annotations <- annotations[known]
+      nms <- nms[known]
+    } else {
+      abort_mcplite(
+        sprintf(
+          "`%s` has unknown name%s %s.\nKnown names: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint` (or their snake_case spellings).",
+          arg, if (sum(!known) > 1) "s" else "", quote_names(nms[!known])
+        ),
+        arg = arg, call = call
+      )
+    }
+  }
+  camel <- unname(annotation_keys[nms])
+  dup <- unique(camel[duplicated(camel)])
+  if (length(dup) > 0) {
+    abort_mcplite(
+      sprintf("`%s` gives %s more than once (in camelCase and snake_case).", arg, quote_names(dup)),
+      arg = arg, call = call
+    )
+  }
+  names(annotations) <- camel
+  for (i in seq_along(annotations)) {
+    key <- sprintf("%s$%s", arg, nms[[i]])
+    if (camel[[i]] == "title") {
+      check_string(annotations[[i]], key, call = call)
+    } else {
+      check_flag(annotations[[i]], key, call = call)
+    }
+  }
+  if (length(annotations) == 0) empty_object() else annotations
+}
+
+check_output_schema <- function(output_schema, call) {
+  if (is.null(output_schema)) return(NULL)
+  if (inherits(output_schema, "mcplite_type") || is_ellmer_type(output_schema)) {
+    output_schema <- as_type(output_schema, "output_schema", call)
+    if (inherits(output_schema, "mcplite_type_ignore")) {
+      abort_mcplite(
+        "`output_schema` cannot be `type_ignore()`; use `NULL` for no output schema.",
+        class = "schema", arg = "output_schema", call = call
+      )
+    }
+    return(output_schema$schema)
+  }
+  if (!is.list(output_schema) || is.object(output_schema) || !is_json_object(output_schema)) {
+    abort_mcplite(
+      sprintf(
+        "`output_schema` must be `NULL`, a type helper or a named list (a JSON object), not %s.",
+        describe_value(output_schema)
+      ),
+      class = "schema", arg = "output_schema", call = call
+    )
+  }
+  check_fixed_tree(output_schema, "output_schema", call = call)
+  output_schema
+}

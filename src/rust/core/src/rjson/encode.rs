@@ -1,0 +1,871 @@
+//! The value walker: jsonlite's `asJSON()` dispatch, streamed into one buffer.
+//!
+//! jsonlite builds a character vector per level and pastes it together; we
+//! write straight into the output. `collapse = FALSE` (the per-element
+//! strings jsonlite makes for data-frame columns, matrices and `unbox()`) is
+//! modelled by [`Column`], which writes element `i` on demand, so data frames
+//! are written row by row without materialising per-cell strings.
+
+use super::escape::{write_base64, write_hex_byte, write_json_string};
+use super::names::clean_names;
+use super::number::{write_f64, write_i32, Digits};
+use super::value::{Conversion, RType, RValue};
+use super::{NaOption, NullMode, Options};
+
+/// Maximum nesting of lists, data frames and arrays. jsonlite itself runs out
+/// of C stack at about 150 levels, so nothing it can serialize is refused.
+pub const MAX_DEPTH: usize = 512;
+
+const NA_INTEGER: i32 = i32::MIN;
+
+/// jsonlite's `na` argument as it travels down the recursion. `Default` is
+/// "not given" (each class picks its own default); `Omit` is jsonlite's
+/// internal `"NA"`, used for data-frame columns so missing fields are dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Na {
+    Default,
+    Null,
+    Str,
+    Omit,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ctx {
+    na: Na,
+    /// The data frame's own `na`, restored for list and matrix cells.
+    oldna: Na,
+    auto_unbox: bool,
+}
+
+impl Ctx {
+    /// What lists and arrays pass to their elements: jsonlite resets the
+    /// internal "NA" mode to `oldna`, and `oldna` does not travel further.
+    fn for_elements(self) -> Ctx {
+        Ctx {
+            na: if self.na == Na::Omit { self.oldna } else { self.na },
+            oldna: Na::Default,
+            auto_unbox: self.auto_unbox,
+        }
+    }
+}
+
+/// The asJSON method jsonlite would select.
+enum Method {
+    Null,
+    Logical,
+    Numeric,
+    Character,
+    Complex,
+    Raw,
+    List,
+    Array,
+    DataFrame,
+    Factor,
+    /// Date / POSIXct / POSIXlt, with the class vector from that class on.
+    Time(usize),
+    /// hms / ITime: `as.character()`, class vector from that class on.
+    AsChar(usize),
+    Json,
+    /// `ts`: `as.vector()`, i.e. dispatch on the storage type only.
+    Plain,
+    AsIs(usize),
+    Scalar(usize),
+}
+
+fn is_atomic(t: RType) -> bool {
+    matches!(
+        t,
+        RType::Logical | RType::Integer | RType::Double | RType::Complex | RType::Character | RType::Raw
+    )
+}
+
+fn unsupported<V: RValue>(v: &V) -> String {
+    let t = v.type_name();
+    match t.as_str() {
+        "closure" | "builtin" | "special" => {
+            format!("cannot convert a function (R type '{t}') to JSON")
+        }
+        _ => format!("cannot convert an object of R type '{t}' to JSON"),
+    }
+}
+
+fn by_type<V: RValue>(v: &V) -> Result<Method, String> {
+    Ok(match v.rtype() {
+        RType::Null => Method::Null,
+        RType::Logical => Method::Logical,
+        RType::Integer | RType::Double => Method::Numeric,
+        RType::Character => Method::Character,
+        RType::Complex => Method::Complex,
+        RType::Raw => Method::Raw,
+        RType::List => Method::List,
+        RType::Other => return Err(unsupported(v)),
+    })
+}
+
+/// S4-style dispatch as jsonlite gets it: the first class with a method wins;
+/// unknown classes are skipped (jsonlite's "ANY" method), but running out of
+/// classes is an error, as in jsonlite.
+fn resolve<V: RValue>(v: &V, classes: &[String]) -> Result<Method, String> {
+    if v.is_s4() {
+        let c = classes.first().map(String::as_str).unwrap_or("?");
+        return Err(format!("cannot convert an S4 object (class '{c}') to JSON"));
+    }
+    let t = v.rtype();
+    for (i, c) in classes.iter().enumerate() {
+        let m = match c.as_str() {
+            "AsIs" => Method::AsIs(i),
+            "scalar" => Method::Scalar(i),
+            "json" => Method::Json,
+            "data.frame" => Method::DataFrame,
+            "factor" => Method::Factor,
+            "Date" | "POSIXct" | "POSIXlt" | "POSIXt" => Method::Time(i),
+            "hms" | "ITime" => Method::AsChar(i),
+            // Multivariate time series are registered as matrices for S4
+            // dispatch, so jsonlite writes them row-wise.
+            "mts" if v.attr("dim").is_some() => Method::Array,
+            "ts" => Method::Plain,
+            "list" if t == RType::List => Method::List,
+            "numeric" if matches!(t, RType::Integer | RType::Double) => Method::Numeric,
+            "integer" if t == RType::Integer => Method::Numeric,
+            "double" if t == RType::Double => Method::Numeric,
+            "character" if t == RType::Character => Method::Character,
+            "logical" if t == RType::Logical => Method::Logical,
+            "complex" if t == RType::Complex => Method::Complex,
+            "raw" if t == RType::Raw => Method::Raw,
+            "matrix" | "array" if v.attr("dim").is_some() => Method::Array,
+            "function" => return Err(unsupported(v)),
+            _ => continue,
+        };
+        return Ok(m);
+    }
+    if let Some(last) = classes.last() {
+        return Err(format!("cannot convert an object of class '{last}' to JSON: no mapping for that class"));
+    }
+    if t != RType::Null && v.attr("dim").is_some() {
+        return Ok(Method::Array);
+    }
+    by_type(v)
+}
+
+/// `setdiff(classes, "AsIs")`: drops AsIs and duplicates, keeps order.
+fn strip_asis(classes: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(classes.len());
+    for c in classes {
+        if c != "AsIs" && !out.contains(c) {
+            out.push(c.clone());
+        }
+    }
+    out
+}
+
+/// One `collapse = FALSE` result: a vector of JSON texts, produced lazily.
+enum Column<V> {
+    Logical(V, Na),
+    Integer(V, Na),
+    Double(V, Na),
+    Character(V, Na),
+    /// Factor codes with their levels pre-rendered as JSON strings.
+    Factor(V, Vec<Option<Vec<u8>>>, Na),
+    /// Raw data-frame column: hex text per byte.
+    Hex(V),
+    /// Raw vector elsewhere: one base64 string.
+    Base64(V),
+    /// prettyNum() strings plus the numbers (for `is.finite()`).
+    Complex(V, V, Na),
+    /// List cells: each a full value.
+    List(V, Ctx),
+    /// Data-frame rows.
+    Rows(Box<DataFrame<V>>),
+    /// First-index slices of a matrix or array.
+    Slices(Box<ArrayPlan<V>>),
+    /// A single JSON text (what jsonlite returns for NULL, raw, named lists and
+    /// 1-d arrays even when asked not to collapse).
+    Whole(V, Vec<String>, Ctx),
+}
+
+struct DataFrame<V> {
+    nrow: usize,
+    /// `"name":` prefixes, or `None` when the frame has no usable names
+    /// (rows are then written as arrays).
+    keys: Option<Vec<Vec<u8>>>,
+    cols: Vec<Column<V>>,
+}
+
+struct ArrayPlan<V> {
+    dims: Vec<usize>,
+    strides: Vec<usize>,
+    elems: Column<V>,
+}
+
+/// Streams JSON for R values into `out`.
+pub struct Encoder<'o> {
+    opts: &'o Options,
+    pub out: Vec<u8>,
+    depth: usize,
+}
+
+impl<'o> Encoder<'o> {
+    pub fn new(opts: &'o Options, out: Vec<u8>) -> Self {
+        Encoder { opts, out, depth: 0 }
+    }
+
+    /// Writes `x` as `jsonlite::toJSON()` would with these options.
+    pub fn write_root<V: RValue>(&mut self, x: &V) -> Result<(), String> {
+        let na = match self.opts.na {
+            NaOption::Unset => Na::Default,
+            NaOption::Null => Na::Null,
+            NaOption::String => Na::Str,
+        };
+        let ctx = Ctx { na, oldna: Na::Default, auto_unbox: self.opts.auto_unbox };
+        let classes = x.class();
+        self.value(x, &classes, ctx)
+    }
+
+    fn enter(&mut self) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!("value is nested too deeply to convert to JSON (more than {MAX_DEPTH} levels)"));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn write_null(&mut self) {
+        match self.opts.null {
+            NullMode::Null => self.out.extend_from_slice(b"null"),
+            NullMode::List => self.out.extend_from_slice(b"{}"),
+        }
+    }
+
+    /// asJSON(x) with collapse = TRUE.
+    fn value<V: RValue>(&mut self, v: &V, classes: &[String], ctx: Ctx) -> Result<(), String> {
+        match resolve(v, classes)? {
+            Method::Null => {
+                self.write_null();
+                Ok(())
+            }
+            Method::List => {
+                let names = v.attr("names");
+                self.list(v, names.as_ref(), ctx)
+            }
+            Method::Array => self.array(v, ctx),
+            Method::DataFrame => {
+                self.enter()?;
+                let df = self.data_frame(v, ctx)?;
+                self.out.push(b'[');
+                for i in 0..df.nrow {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.row(&df, i)?;
+                }
+                self.out.push(b']');
+                self.leave();
+                Ok(())
+            }
+            Method::Raw => {
+                self.raw_value(v, ctx.auto_unbox);
+                Ok(())
+            }
+            Method::Plain => match by_type(v)? {
+                Method::List => self.list(v, v.attr("names").as_ref(), ctx),
+                Method::Raw => {
+                    self.raw_value(v, ctx.auto_unbox);
+                    Ok(())
+                }
+                Method::Null => {
+                    self.write_null();
+                    Ok(())
+                }
+                _ => {
+                    let col = self.plain_column(v, ctx)?;
+                    self.vector(&col, ctx)
+                }
+            },
+            Method::AsIs(i) => {
+                let rest = strip_asis(&classes[i..]);
+                let mut ctx = ctx;
+                if is_atomic(v.rtype()) && v.len() == 1 {
+                    // I() on a single value: never unboxed.
+                    ctx.auto_unbox = false;
+                }
+                self.value(v, &rest, ctx)
+            }
+            Method::Scalar(i) => {
+                let col = self.column(v, &classes[i + 1..], ctx, false)?;
+                let n = col_len(&col);
+                if n != 1 {
+                    return Err(format!("cannot unbox a value of length {n}: unbox() needs exactly one element"));
+                }
+                if !self.elem(&col, 0)? {
+                    self.out.extend_from_slice(b"NA");
+                }
+                Ok(())
+            }
+            _ => {
+                let col = self.column(v, classes, ctx, false)?;
+                self.vector(&col, ctx)
+            }
+        }
+    }
+
+    /// Raw vectors: base64 of the whole vector, one string, boxed unless unboxing.
+    fn raw_value<V: RValue>(&mut self, v: &V, unbox: bool) {
+        if !unbox {
+            self.out.push(b'[');
+        }
+        self.out.push(b'"');
+        write_base64(&mut self.out, v.raws());
+        self.out.push(b'"');
+        if !unbox {
+            self.out.push(b']');
+        }
+    }
+
+    /// A vector column collapsed to an array, or unboxed when it has one element.
+    fn vector<V: RValue>(&mut self, col: &Column<V>, ctx: Ctx) -> Result<(), String> {
+        let n = col_len(col);
+        if ctx.auto_unbox && n == 1 {
+            if !self.elem(col, 0)? {
+                self.out.extend_from_slice(b"NA");
+            }
+            return Ok(());
+        }
+        self.out.push(b'[');
+        for i in 0..n {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            // jsonlite pastes an NA_character_ cell as the bare text NA.
+            if !self.elem(col, i)? {
+                self.out.extend_from_slice(b"NA");
+            }
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+
+    fn list<V: RValue>(&mut self, v: &V, names: Option<&V>, ctx: Ctx) -> Result<(), String> {
+        self.enter()?;
+        let ectx = ctx.for_elements();
+        let n = v.len();
+        match names {
+            Some(nm) => {
+                let keys = keys_of(nm, n)?;
+                self.out.push(b'{');
+                for (i, key) in keys.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    write_json_string(&mut self.out, key);
+                    self.out.push(b':');
+                    let e = v.list_elt(i);
+                    let cls = e.class();
+                    self.value(&e, &cls, ectx)?;
+                }
+                self.out.push(b'}');
+            }
+            None => {
+                self.out.push(b'[');
+                for i in 0..n {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    let e = v.list_elt(i);
+                    let cls = e.class();
+                    self.value(&e, &cls, ectx)?;
+                }
+                self.out.push(b']');
+            }
+        }
+        self.leave();
+        Ok(())
+    }
+
+    fn array<V: RValue>(&mut self, v: &V, ctx: Ctx) -> Result<(), String> {
+        let dims = dims_of(v)?;
+        let mut ectx = ctx.for_elements();
+        // jsonlite never passes auto_unbox into matrix cells.
+        ectx.auto_unbox = false;
+        if dims.len() < 2 {
+            // 1-d arrays are plain vectors: c(x) keeps dimnames[[1]] as names.
+            if v.rtype() == RType::List {
+                let dn = v.attr("dimnames").map(|d| d.list_elt(0)).filter(|n| n.rtype() == RType::Character);
+                return self.list(v, dn.as_ref(), ectx);
+            }
+            if v.rtype() == RType::Raw {
+                self.raw_value(v, false);
+                return Ok(());
+            }
+            let col = self.plain_column(v, ectx)?;
+            return self.vector(&col, ectx);
+        }
+        self.enter()?;
+        let plan = self.array_plan(v, dims, ectx)?;
+        self.array_level(&plan, 0, 0)?;
+        self.leave();
+        Ok(())
+    }
+
+    fn array_plan<V: RValue>(&mut self, v: &V, dims: Vec<usize>, ectx: Ctx) -> Result<ArrayPlan<V>, String> {
+        if v.rtype() == RType::Raw {
+            return Err("cannot convert a raw matrix or array to JSON".to_string());
+        }
+        let elems = self.plain_column(v, ectx)?;
+        let total = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+        if col_len(&elems) != total {
+            return Err("array dimensions do not match its length".to_string());
+        }
+        let mut strides = Vec::with_capacity(dims.len());
+        let mut s = 1usize;
+        for &d in &dims {
+            strides.push(s);
+            s = s.saturating_mul(d);
+        }
+        Ok(ArrayPlan { dims, strides, elems })
+    }
+
+    /// The cells of c(x): dispatch on storage type only.
+    fn plain_column<V: RValue>(&mut self, v: &V, ectx: Ctx) -> Result<Column<V>, String> {
+        Ok(match by_type(v)? {
+            Method::Logical => Column::Logical(v.clone(), ectx.na),
+            Method::Numeric => numeric_column(v.clone(), ectx.na),
+            Method::Character => Column::Character(v.clone(), ectx.na),
+            Method::Complex => self.complex_column(v, ectx.na)?,
+            Method::List => Column::List(v.clone(), ectx.for_elements()),
+            Method::Null => Column::Whole(v.clone(), Vec::new(), ectx),
+            _ => return Err(unsupported(v)),
+        })
+    }
+
+    fn array_level<V: RValue>(&mut self, p: &ArrayPlan<V>, level: usize, offset: usize) -> Result<(), String> {
+        self.out.push(b'[');
+        let d = p.dims[level];
+        let st = p.strides[level];
+        let last = level + 1 == p.dims.len();
+        for k in 0..d {
+            if k > 0 {
+                self.out.push(b',');
+            }
+            let off = offset + k * st;
+            if last {
+                if !self.elem(&p.elems, off)? {
+                    self.out.extend_from_slice(b"NA");
+                }
+            } else {
+                self.array_level(p, level + 1, off)?;
+            }
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+
+    fn complex_column<V: RValue>(&mut self, v: &V, na: Na) -> Result<Column<V>, String> {
+        let digits = match self.opts.digits {
+            Digits::Decimal(d) | Digits::Significant(d) => d,
+            // jsonlite errors here; we give full precision instead.
+            Digits::Max => 15,
+        };
+        let strings = v.convert(Conversion::ComplexStrings { digits })?;
+        if strings.len() != v.len() {
+            return Err("complex formatting returned the wrong length".to_string());
+        }
+        Ok(Column::Complex(strings, v.clone(), na))
+    }
+
+    /// asJSON(x, collapse = FALSE): the per-element texts of `v`.
+    fn column<V: RValue>(&mut self, v: &V, classes: &[String], ctx: Ctx, in_df: bool) -> Result<Column<V>, String> {
+        Ok(match resolve(v, classes)? {
+            Method::Null => Column::Whole(v.clone(), classes.to_vec(), ctx),
+            Method::Logical => Column::Logical(v.clone(), ctx.na),
+            Method::Numeric => numeric_column(v.clone(), ctx.na),
+            Method::Character => Column::Character(v.clone(), ctx.na),
+            Method::Json => {
+                if v.rtype() != RType::Character {
+                    return Err("an object of class 'json' must be a character vector".to_string());
+                }
+                Column::Character(v.clone(), ctx.na)
+            }
+            Method::Complex => self.complex_column(v, ctx.na)?,
+            Method::Raw => {
+                if in_df {
+                    Column::Hex(v.clone())
+                } else {
+                    Column::Base64(v.clone())
+                }
+            }
+            Method::List => {
+                if !in_df && v.attr("names").is_some() {
+                    Column::Whole(v.clone(), classes.to_vec(), ctx)
+                } else {
+                    Column::List(v.clone(), ctx.for_elements())
+                }
+            }
+            Method::Array => {
+                let dims = dims_of(v)?;
+                let mut ectx = ctx.for_elements();
+                ectx.auto_unbox = false;
+                if dims.len() < 2 {
+                    Column::Whole(v.clone(), classes.to_vec(), ctx)
+                } else {
+                    Column::Slices(Box::new(self.array_plan(v, dims, ectx)?))
+                }
+            }
+            Method::DataFrame => Column::Rows(Box::new(self.data_frame(v, ctx)?)),
+            Method::Factor => self.factor_column(v, ctx.na)?,
+            Method::Time(i) => {
+                let s = v.convert(Conversion::FormatTime { classes: &classes[i..], posixlt_to_ct: false })?;
+                if s.rtype() != RType::Character {
+                    return Err("formatting a date-time did not give character strings".to_string());
+                }
+                Column::Character(s, ctx.na)
+            }
+            Method::AsChar(i) => {
+                let s = v.convert(Conversion::AsCharacter { classes: &classes[i..] })?;
+                if s.rtype() != RType::Character {
+                    return Err("as.character() did not give character strings".to_string());
+                }
+                Column::Character(s, ctx.na)
+            }
+            Method::Plain => match by_type(v)? {
+                Method::List | Method::Null => Column::Whole(v.clone(), vec!["ts".to_string()], ctx),
+                Method::Raw => Column::Whole(v.clone(), Vec::new(), ctx),
+                _ => self.plain_column(v, ctx)?,
+            },
+            Method::AsIs(i) => {
+                let rest = strip_asis(&classes[i..]);
+                let mut ctx = ctx;
+                if is_atomic(v.rtype()) && v.len() == 1 {
+                    ctx.auto_unbox = false;
+                }
+                self.column(v, &rest, ctx, in_df)?
+            }
+            Method::Scalar(i) => self.column(v, &classes[i + 1..], ctx, in_df)?,
+        })
+    }
+
+    fn factor_column<V: RValue>(&mut self, v: &V, na: Na) -> Result<Column<V>, String> {
+        if v.rtype() != RType::Integer {
+            return Err("a factor must have integer codes".to_string());
+        }
+        let mut levels = Vec::new();
+        if let Some(lv) = v.attr("levels") {
+            if lv.rtype() != RType::Character {
+                return Err("factor levels must be character strings".to_string());
+            }
+            for k in 0..lv.len() {
+                levels.push(lv.str_elt(k).map(|s| {
+                    let mut b = Vec::with_capacity(s.len() + 2);
+                    write_json_string(&mut b, &s);
+                    b
+                }));
+            }
+        }
+        Ok(Column::Factor(v.clone(), levels, na))
+    }
+
+    /// Prepares a data frame for row-wise writing (jsonlite's asJSON.data.frame).
+    fn data_frame<V: RValue>(&mut self, v: &V, ctx: Ctx) -> Result<DataFrame<V>, String> {
+        if v.rtype() != RType::List {
+            return Err("a data frame must be a list of columns".to_string());
+        }
+        let ncol = v.len();
+        let names = v.attr("names").filter(|n| n.rtype() == RType::Character && n.len() == ncol);
+        let has_names = names.is_some();
+        let nrow = nrow_of(v);
+        let col_na = if has_names {
+            match ctx.na {
+                Na::Default | Na::Omit => Na::Omit,
+                x => x,
+            }
+        } else {
+            ctx.na
+        };
+        let oldna = match ctx.na {
+            Na::Default | Na::Omit => Na::Default,
+            x => x,
+        };
+        let cctx = Ctx { na: col_na, oldna, auto_unbox: ctx.auto_unbox };
+
+        let mut col_names: Vec<Option<Vec<u8>>> = match &names {
+            Some(nm) => (0..ncol).map(|j| nm.str_elt(j).map(|s| s.into_owned())).collect(),
+            None => Vec::new(),
+        };
+        let mut cols: Vec<Column<V>> = Vec::with_capacity(ncol + 1);
+        for j in 0..ncol {
+            let c = v.list_elt(j);
+            let cls = c.class();
+            let col = if c.rtype() == RType::Raw {
+                // jsonlite turns raw columns into hex strings first.
+                Column::Hex(c)
+            } else if cls.iter().any(|k| k == "POSIXlt") {
+                let s = c.convert(Conversion::FormatTime { classes: &cls, posixlt_to_ct: true })?;
+                Column::Character(s, cctx.na)
+            } else {
+                self.column(&c, &cls, cctx, true)?
+            };
+            let n = col_len(&col);
+            if n != nrow {
+                return Err(format!("data frame column {} has {} values for {} rows", j + 1, n, nrow));
+            }
+            cols.push(col);
+        }
+        // Character row names that are not just numbers become a "_row" field.
+        if has_names {
+            if let Some(rn) = v.attr("row.names") {
+                if rn.rtype() == RType::Character && rn.len() == nrow && !all_digits(&rn) {
+                    let col = Column::Character(rn, cctx.na);
+                    match col_names.iter().position(|n| n.as_deref() == Some(b"_row".as_slice())) {
+                        Some(j) => cols[j] = col,
+                        None => {
+                            cols.push(col);
+                            col_names.push(Some(b"_row".to_vec()));
+                        }
+                    }
+                }
+            }
+        }
+        let keys = if has_names {
+            Some(
+                clean_names(col_names)
+                    .into_iter()
+                    .map(|k| {
+                        let mut b = Vec::with_capacity(k.len() + 3);
+                        write_json_string(&mut b, &k);
+                        b.push(b':');
+                        b
+                    })
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        Ok(DataFrame { nrow, keys, cols })
+    }
+
+    fn row<V: RValue>(&mut self, df: &DataFrame<V>, i: usize) -> Result<(), String> {
+        match &df.keys {
+            Some(keys) => {
+                self.out.push(b'{');
+                let mut first = true;
+                for (col, key) in df.cols.iter().zip(keys) {
+                    let mark = self.out.len();
+                    if !first {
+                        self.out.push(b',');
+                    }
+                    self.out.extend_from_slice(key);
+                    if self.elem(col, i)? {
+                        first = false;
+                    } else {
+                        // Missing field: jsonlite leaves it out.
+                        self.out.truncate(mark);
+                    }
+                }
+                self.out.push(b'}');
+            }
+            None => {
+                self.out.push(b'[');
+                for (j, col) in df.cols.iter().enumerate() {
+                    if j > 0 {
+                        self.out.push(b',');
+                    }
+                    if !self.elem(col, i)? {
+                        self.out.extend_from_slice(b"NA");
+                    }
+                }
+                self.out.push(b']');
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes element `i` of a column; `false` means "missing, leave it out".
+    fn elem<V: RValue>(&mut self, col: &Column<V>, i: usize) -> Result<bool, String> {
+        let out = &mut self.out;
+        match col {
+            Column::Logical(v, na) => {
+                let x = v.logicals()[i];
+                if x == NA_INTEGER {
+                    return Ok(write_na(out, *na, NaKind::Logical));
+                }
+                out.extend_from_slice(if x != 0 { b"true" } else { b"false" });
+            }
+            Column::Integer(v, na) => {
+                let x = v.integers()[i];
+                if x == NA_INTEGER {
+                    return Ok(write_na(out, *na, NaKind::Number("\"NA\"")));
+                }
+                write_i32(out, x);
+            }
+            Column::Double(v, na) => {
+                let x = v.doubles()[i];
+                if !x.is_finite() {
+                    let s = if is_r_na(x) {
+                        "\"NA\""
+                    } else if x.is_nan() {
+                        "\"NaN\""
+                    } else if x > 0.0 {
+                        "\"Inf\""
+                    } else {
+                        "\"-Inf\""
+                    };
+                    return Ok(write_na(out, *na, NaKind::Number(s)));
+                }
+                write_f64(out, x, self.opts.digits);
+            }
+            Column::Character(v, na) => match v.str_elt(i) {
+                Some(s) => write_json_string(out, &s),
+                None => return Ok(write_na(out, *na, NaKind::Character)),
+            },
+            Column::Factor(v, levels, na) => {
+                let code = v.integers()[i];
+                let lvl = if code >= 1 { levels.get(code as usize - 1).and_then(|l| l.as_ref()) } else { None };
+                match lvl {
+                    Some(l) => out.extend_from_slice(l),
+                    None => return Ok(write_na(out, *na, NaKind::Character)),
+                }
+            }
+            Column::Hex(v) => {
+                out.push(b'"');
+                write_hex_byte(out, v.raws()[i]);
+                out.push(b'"');
+            }
+            Column::Base64(v) => {
+                out.push(b'"');
+                write_base64(out, v.raws());
+                out.push(b'"');
+            }
+            Column::Complex(strings, values, na) => {
+                let z = values.complexes()[i];
+                if !(z[0].is_finite() && z[1].is_finite()) && matches!(na, Na::Null | Na::Omit) {
+                    return Ok(write_na(out, *na, NaKind::Character));
+                }
+                match strings.str_elt(i) {
+                    Some(s) => write_json_string(out, &s),
+                    None => return Ok(write_na(out, *na, NaKind::Character)),
+                }
+            }
+            Column::List(v, ectx) => {
+                let e = v.list_elt(i);
+                let cls = e.class();
+                self.value(&e, &cls, *ectx)?;
+            }
+            Column::Rows(df) => {
+                self.enter()?;
+                self.row(df, i)?;
+                self.leave();
+            }
+            Column::Slices(p) => {
+                self.enter()?;
+                if p.dims.len() < 2 {
+                    if !self.elem(&p.elems, i)? {
+                        self.out.extend_from_slice(b"NA");
+                    }
+                } else {
+                    self.array_level(p, 1, i)?;
+                }
+                self.leave();
+            }
+            Column::Whole(v, classes, ctx) => {
+                self.value(v, classes, *ctx)?;
+            }
+        }
+        Ok(true)
+    }
+}
+
+enum NaKind {
+    Logical,
+    Character,
+    /// Numbers: the string jsonlite writes for this value with na = "string".
+    Number(&'static str),
+}
+
+/// Writes a missing value; returns false when it is to be omitted.
+fn write_na(out: &mut Vec<u8>, na: Na, kind: NaKind) -> bool {
+    let text: &str = match (na, kind) {
+        (Na::Omit, _) => return false,
+        (Na::Null, _) => "null",
+        (Na::Str, NaKind::Number(s)) => s,
+        (Na::Str, _) => "\"NA\"",
+        (Na::Default, NaKind::Number(s)) => s,
+        (Na::Default, _) => "null",
+    };
+    out.extend_from_slice(text.as_bytes());
+    true
+}
+
+/// R's NA_real_ is a NaN whose low word is 1954 (R_IsNA).
+fn is_r_na(x: f64) -> bool {
+    x.is_nan() && (x.to_bits() & 0xFFFF_FFFF) == 1954
+}
+
+fn numeric_column<V: RValue>(v: V, na: Na) -> Column<V> {
+    if v.rtype() == RType::Integer {
+        Column::Integer(v, na)
+    } else {
+        Column::Double(v, na)
+    }
+}
+
+fn col_len<V: RValue>(c: &Column<V>) -> usize {
+    match c {
+        Column::Logical(v, _)
+        | Column::Integer(v, _)
+        | Column::Double(v, _)
+        | Column::Character(v, _)
+        | Column::Factor(v, _, _)
+        | Column::Hex(v)
+        | Column::Complex(_, v, _)
+        | Column::List(v, _) => v.len(),
+        Column::Rows(df) => df.nrow,
+        Column::Slices(p) => p.dims.first().copied().unwrap_or(0),
+        Column::Whole(..) | Column::Base64(_) => 1,
+    }
+}
+
+fn dims_of<V: RValue>(v: &V) -> Result<Vec<usize>, String> {
+    let d = v.attr("dim").ok_or_else(|| "array without dimensions".to_string())?;
+    let raw: Vec<i64> = match d.rtype() {
+        RType::Integer => d.integers().iter().map(|&x| x as i64).collect(),
+        RType::Double => d.doubles().iter().map(|&x| x as i64).collect(),
+        _ => return Err("the dim attribute must be numeric".to_string()),
+    };
+    raw.into_iter()
+        .map(|x| usize::try_from(x).map_err(|_| "invalid dim attribute".to_string()))
+        .collect()
+}
+
+/// Rows of a data frame, from its row.names attribute (compact form included).
+fn nrow_of<V: RValue>(v: &V) -> usize {
+    match v.attr("row.names") {
+        None => 0,
+        Some(rn) => {
+            if rn.rtype() == RType::Integer && rn.len() == 2 && rn.integers()[0] == NA_INTEGER {
+                rn.integers()[1].unsigned_abs() as usize
+            } else if rn.rtype() == RType::Double && rn.len() == 2 && rn.doubles()[0].is_nan() {
+                rn.doubles()[1].abs() as usize
+            } else {
+                rn.len()
+            }
+        }
+    }
+}
+
+/// `all(grepl("^\\d+$", x))`; NA counts as not matching.
+fn all_digits<V: RValue>(x: &V) -> bool {
+    (0..x.len()).all(|i| match x.str_elt(i) {
+        Some(s) => !s.is_empty() && s.iter().all(u8::is_ascii_digit),
+        None => false,
+    })
+}
+
+fn keys_of<V: RValue>(names: &V, n: usize) -> Result<Vec<Vec<u8>>, String> {
+    if names.rtype() != RType::Character || names.len() != n {
+        return Err("the names attribute does not match the list".to_string());
+    }
+    Ok(clean_names((0..n).map(|i| names.str_elt(i).map(|s| s.into_owned())).collect()))
+}

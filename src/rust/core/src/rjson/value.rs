@@ -1,0 +1,72 @@
+//! The view of an R object that the serializer needs.
+//!
+//! The glue crate implements [`RValue`] over SEXPs; the tests implement it
+//! over a plain Rust enum, so the encoder is exercised without R.
+
+use std::borrow::Cow;
+
+/// The R storage types the serializer distinguishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RType {
+    Null,
+    Logical,
+    Integer,
+    Double,
+    Complex,
+    Character,
+    Raw,
+    /// A generic vector (`list`).
+    List,
+    /// Anything else (environment, closure, external pointer, language, ...);
+    /// [`RValue::type_name`] says which.
+    Other,
+}
+
+/// Conversions that need R's own semantics (time zones, R's number printer);
+/// the glue performs them by calling R, exactly as jsonlite does.
+#[derive(Clone, Copy, Debug)]
+pub enum Conversion<'a> {
+    /// `format(x)` for Date, `format(x, format = "")` for POSIXct/POSIXlt,
+    /// after setting the class attribute to `classes` (jsonlite strips the
+    /// classes it has dispatched past). With `posixlt_to_ct`, the object is
+    /// instead passed through `as.POSIXct()` unchanged (what jsonlite does to
+    /// POSIXlt data-frame columns) and `classes` is ignored.
+    FormatTime { classes: &'a [String], posixlt_to_ct: bool },
+    /// `prettyNum(x, digits = digits)` of a complex vector, element-wise.
+    ComplexStrings { digits: i32 },
+    /// `as.character(x)` after setting the class attribute to `classes`
+    /// (used for `hms` and `ITime`).
+    AsCharacter { classes: &'a [String] },
+}
+
+/// An R object as seen by the serializer. Accessors for a type other than the
+/// object's own may return an empty slice; the encoder only calls the one
+/// that matches [`RValue::rtype`]. Clones must be cheap handles.
+pub trait RValue: Sized + Clone {
+    fn rtype(&self) -> RType;
+    /// R's `typeof()` name, for error messages.
+    fn type_name(&self) -> String;
+    /// `length()` of the underlying vector (not dispatched).
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn is_s4(&self) -> bool;
+    /// The explicit `class` attribute; empty when there is none.
+    fn class(&self) -> Vec<String>;
+    /// Any other attribute (`names`, `dim`, `levels`, `row.names`, `dimnames`).
+    /// `row.names` must be returned as stored, compact form included.
+    fn attr(&self, name: &str) -> Option<Self>;
+    fn logicals(&self) -> &[i32];
+    fn integers(&self) -> &[i32];
+    fn doubles(&self) -> &[f64];
+    /// Complex numbers as `[re, im]` pairs.
+    fn complexes(&self) -> &[[f64; 2]];
+    fn raws(&self) -> &[u8];
+    /// Element `i` of a character vector as UTF-8 bytes; `None` for NA.
+    fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>>;
+    /// Element `i` of a list.
+    fn list_elt(&self, i: usize) -> Self;
+    /// See [`Conversion`]; the result is a character vector.
+    fn convert(&self, conv: Conversion<'_>) -> Result<Self, String>;
+}

@@ -1,0 +1,32 @@
+test_that("errors carry the root class, a specific class, the argument and a short call", {
+  cnd <- tryCatch(type_string(required = 1), error = identity)
+  expect_s3_class(cnd, c("mcplite_error_schema", "mcplite_error", "error", "condition"), exact = TRUE)
+  expect_equal(cnd$arg, "required")
+  expect_equal(deparse(conditionCall(cnd)), "type_string()")
+
+  cnd <- tryCatch(tool(function(x) x, "d", name = "bad name"), error = identity)
+  expect_s3_class(cnd, "mcplite_error_argument")
+  expect_equal(cnd$arg, "name")
+  expect_equal(deparse(conditionCall(cnd)), "tool()")
+})
+
+test_that("each kind of error has its own class", {
+  expect_error(tool(function() 1, 1, name = "x"), class = "mcplite_error_argument")
+  expect_error(type_enum(1), class = "mcplite_error_schema")
+  expect_error(content_text(1), class = "mcplite_error_content")
+  expect_error(tool_result(structured_content = new.env()), class = "mcplite_error_serialize")
+  expect_error(server_specs(list()), class = "mcplite_error_tools")
+  old <- options(mcplite.json.na = 1)
+  on.exit(options(old))
+  expect_error(payload_options(), class = "mcplite_error_option")
+})
+
+test_that("values are described in messages", {
+  expect_equal(describe_value(NULL), "NULL")
+  expect_equal(describe_value("a"), "the character value \"a\"")
+  expect_equal(describe_value(NA), "a missing logical value (NA)")
+  expect_equal(describe_value(1:3), "an integer vector of length 3")
+  expect_equal(describe_value(list(1)), "a list of length 1")
+  expect_equal(describe_value(mean), "a function")
+  expect_equal(describe_value(factor("a")), "an object of class <factor>")
+})

@@ -1,0 +1,195 @@
+spec_of <- function(x) server_specs(x)[[1]]
+
+test_that("each ellmer type converts to the schema of the equivalent mcplite type", {
+  skip_if_not_installed("ellmer")
+  pairs <- list(
+    list(ellmer::type_boolean("B."), type_boolean("B.")),
+    list(ellmer::type_integer(), type_integer()),
+    list(ellmer::type_number("N.", required = FALSE), type_number("N.", required = FALSE)),
+    list(ellmer::type_string("S."), type_string("S.")),
+    list(ellmer::type_enum(c("a", "b"), "E."), type_enum(c("a", "b"), "E.")),
+    list(ellmer::type_array(ellmer::type_string(), "A."), type_array(type_string(), "A.")),
+    list(
+      ellmer::type_object("O.", x = ellmer::type_number(), y = ellmer::type_string(required = FALSE)),
+      type_object("O.", x = type_number(), y = type_string(required = FALSE))
+    ),
+    list(
+      suppressWarnings(ellmer::type_object(x = ellmer::type_number(), .additional_properties = TRUE, .required = FALSE)),
+      type_object(x = type_number(), .additional_properties = TRUE, .required = FALSE)
+    ),
+    list(
+      ellmer::type_from_schema('{"type":"string","pattern":"^a","enum":["ab"],"x":{},"y":[]}'),
+      type_from_schema('{"type":"string","pattern":"^a","enum":["ab"],"x":{},"y":[]}')
+    )
+  )
+  for (p in pairs) {
+    converted <- as_type(p[[1]], "x", NULL)
+    expect_identical(wire(converted), wire(p[[2]]))
+    expect_identical(converted$required, p[[2]]$required)
+  }
+  expect_s3_class(as_type(ellmer::type_ignore(), "x", NULL), "mcplite_type_ignore")
+})
+
+test_that("an ellmer tool converts to the same spec as the equivalent mcplite tool", {
+  skip_if_not_installed("ellmer")
+  fun <- function(x, n = 1L, unit = "a", tags = list(), opts = NULL, raw = NULL, hidden = 0) x
+  et <- ellmer::tool(
+    fun,
+    name = "convert_me",
+    description = "Every ellmer type.",
+    arguments = list(
+      x = ellmer::type_number("X."),
+      n = ellmer::type_integer(required = FALSE),
+      unit = ellmer::type_enum(c("a", "b")),
+      tags = ellmer::type_array(ellmer::type_string()),
+      opts = ellmer::type_object(
+        depth = ellmer::type_integer(),
+        rows = ellmer::type_array(ellmer::type_object(id = ellmer::type_integer()))
+      ),
+      raw = ellmer::type_from_schema('{"anyOf":[{"type":"string"},{"type":"null"}]}'),
+      hidden = ellmer::type_ignore()
+    ),
+    annotations = ellmer::tool_annotations(title = "Convert", read_only_hint = TRUE, open_world_hint = FALSE)
+  )
+  mt <- tool(
+    fun,
+    name = "convert_me",
+    description = "Every ellmer type.",
+    arguments = list(
+      x = type_number("X."),
+      n = type_integer(required = FALSE),
+      unit = type_enum(c("a", "b")),
+      tags = type_array(type_string()),
+      opts = type_object(
+        depth = type_integer(),
+        rows = type_array(type_object(id = type_integer()))
+      ),
+      raw = type_from_schema('{"anyOf":[{"type":"string"},{"type":"null"}]}'),
+      hidden = type_ignore()
+    ),
+    annotations = list(title = "Convert", readOnlyHint = TRUE, openWorldHint = FALSE)
+  )
+  es <- spec_of(et)
+  ms <- spec_of(mt)
+  for (field in c("name", "description", "title", "output_schema", "meta")) {
+    expect_identical(es[[field]], ms[[field]])
+  }
+  expect_identical(json_fixed(es$input_schema), json_fixed(ms$input_schema))
+  expect_identical(json_fixed(es$annotations), json_fixed(ms$annotations))
+  expect_equal(es$title, "Convert")
+  expect_true(is.function(es$fun))
+  expect_null(attributes(es$fun)$class)
+})
+
+test_that("converted ellmer tools run, with ellmer's argument conversion", {
+  skip_if_not_installed("ellmer")
+  et <- ellmer::tool(
+    function(values, unit = "m", rows = NULL) {
+      list(total = sum(values), unit = unit, rows = rows)
+    },
+    name = "sum_values",
+    description = "Sum values.",
+    arguments = list(
+      values = ellmer::type_array(ellmer::type_number()),
+      unit = ellmer::type_enum(c("m", "km"), required = FALSE),
+      rows = ellmer::type_array(ellmer::type_object(id = ellmer::type_integer(), name = ellmer::type_string()), required = FALSE)
+    )
+  )
+  spec <- spec_of(list(et))
+  # Arguments arrive as parsed JSON: arrays are lists.
+  out <- do.call(spec$fun, list(values = list(1, 2L, 3.5)))
+  expect_equal(out$total, 6.5)
+  expect_equal(out$unit, "m")
+  out <- do.call(spec$fun, list(
+    values = list(), unit = "km",
+    rows = list(list(id = 1L, name = "a"), list(id = 2L, name = "b"))
+  ))
+  expect_equal(out$total, 0)
+  expect_equal(out$unit, "km")
+  expect_equal(out$rows, data.frame(id = 1:2, name = c("a", "b")))
+
+  # With convert = FALSE the function gets the lists unchanged.
+  raw <- ellmer::tool(function(values) values, name = "raw", description = "Raw.",
+    arguments = list(values = ellmer::type_array(ellmer::type_number())), convert = FALSE)
+  expect_equal(do.call(spec_of(raw)$fun, list(values = list(1, 2))), list(1, 2))
+})
+
+test_that("ellmer tools mix with mcplite tools and need unique names", {
+  skip_if_not_installed("ellmer")
+  et <- ellmer::tool(function() 1, name = "one", description = "One.")
+  mt <- tool(function() 2, name = "two", description = "Two.")
+  specs <- server_specs(list(et, mt))
+  expect_equal(vapply(specs, function(s) s$name, ""), c("one", "two"))
+  expect_equal(json_fixed(specs[[1]]$input_schema), '{"type":"object","properties":{}}')
+  expect_null(specs[[1]]$annotations)
+  clash <- tool(function() 2, name = "one", description = "Also one.")
+  expect_snapshot(error = TRUE, server_specs(list(et, clash)))
+})
+
+test_that("ellmer annotations beyond MCP's are not sent", {
+  skip_if_not_installed("ellmer")
+  et <- ellmer::tool(function() 1, name = "a", description = "A.",
+    annotations = ellmer::tool_annotations(idempotent_hint = TRUE, icon = "star"))
+  expect_equal(json_fixed(spec_of(et)$annotations), '{"idempotentHint":true}')
+})
+
+test_that("unsupported ellmer types are reported before serving", {
+  skip_if_not_installed("ellmer")
+  # A type class mcplite does not know, shaped like ellmer's S7 objects.
+  odd <- structure(list(), class = c("ellmer::TypeFancy", "ellmer::Type", "S7_object"), required = TRUE)
+  et <- ellmer::tool(function(x) x, name = "odd", description = "Odd.",
+    arguments = list(x = ellmer::type_string()))
+  props <- attr(attr(et, "arguments"), "properties")
+  props$x <- odd
+  args <- attr(et, "arguments")
+  attr(args, "properties") <- props
+  attr(et, "arguments") <- args
+  expect_snapshot(error = TRUE, server_specs(list(et)))
+  expect_error(server_specs(et), class = "mcplite_error_schema")
+})
+
+test_that("ellmer types work inside mcplite definitions", {
+  skip_if_not_installed("ellmer")
+  t <- tool(function(x) x, "d", name = "mixed", arguments = list(x = ellmer::type_array(ellmer::type_integer())))
+  expect_equal(input_json(t), '{"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"}}},"required":["x"]}')
+  expect_snapshot(error = TRUE, tool(ellmer::tool(function() 1, name = "e", description = "E."), "d", name = "x"))
+})
+
+test_that("ellmer objects are read from their attributes, without ellmer", {
+  # The same layout S7 gives ellmer objects: properties stored as attributes.
+  s7 <- function(cls, ...) structure(list(), class = c(paste0("ellmer::", cls), "ellmer::Type", "S7_object"), ...)
+  args <- s7("TypeObject",
+    description = NULL, required = TRUE, additional_properties = FALSE,
+    properties = list(
+      n = s7("TypeBasic", description = "N.", required = TRUE, type = "integer"),
+      ks = s7("TypeArray", description = NULL, required = FALSE,
+              items = s7("TypeEnum", description = NULL, required = TRUE, values = c("a", "b")))
+    )
+  )
+  fake <- structure(
+    function(n, ks = NULL) n * 2L,
+    class = c("ellmer::ToolDef", "function", "S7_object"),
+    name = "double_it", description = "Double.", arguments = args, convert = TRUE,
+    annotations = list(read_only_hint = TRUE)
+  )
+  spec <- server_specs(fake)[[1]]
+  expect_equal(spec$name, "double_it")
+  expect_equal(
+    json_fixed(spec$input_schema),
+    paste0(
+      '{"type":"object","properties":{"n":{"type":"integer","description":"N."},',
+      '"ks":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]}'
+    )
+  )
+  expect_equal(json_fixed(spec$annotations), '{"readOnlyHint":true}')
+  expect_equal(do.call(spec$fun, list(n = 4L, ks = list("a"))), 8L)
+})
+
+test_that("broken ellmer tool metadata is reported", {
+  bad <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
+                   name = "bad name", description = "D.")
+  expect_snapshot(error = TRUE, server_specs(list(bad)))
+  bad <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
+                   name = "ok", description = NULL)
+  expect_snapshot(error = TRUE, server_specs(list(bad)))
+})

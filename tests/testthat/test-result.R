@@ -1,0 +1,78 @@
+test_that("tool_result() keeps explicit content as given", {
+  r <- tool_result(content_text("Done."))
+  expect_s3_class(r, "mcplite_tool_result")
+  expect_equal(names(r), c("content", "structured_content", "structured_json", "is_error", "meta"))
+  expect_length(r$content, 1)
+  expect_equal(r$content[[1]]$text, "Done.")
+  expect_null(r$structured_content)
+  expect_null(r$structured_json)
+  expect_false(r$is_error)
+  expect_equal(json_fixed(r$meta), "{}")
+
+  blocks <- list(content_text("a"), content_image("AA==", "image/png"), content_audio("BB==", "audio/wav"))
+  r <- tool_result(blocks)
+  expect_equal(vapply(r$content, function(b) b$type, ""), c("text", "image", "audio"))
+  expect_equal(tool_result()$content, list())
+})
+
+test_that("structured content without content generates exactly one JSON text block", {
+  r <- tool_result(structured_content = list(count = 2L, mean = 1.5, tags = c("a", "b")))
+  expect_equal(r$structured_json, '{"count":2,"mean":1.5,"tags":["a","b"]}')
+  expect_length(r$content, 1)
+  expect_s3_class(r$content[[1]], "mcplite_content_text")
+  expect_equal(r$content[[1]]$text, r$structured_json)
+  expect_equal(r$structured_content$count, 2L)
+})
+
+test_that("explicit content next to structured content gets no fallback", {
+  r <- tool_result(content_text("Summary."), structured_content = list(n = 1L))
+  expect_length(r$content, 1)
+  expect_equal(r$content[[1]]$text, "Summary.")
+  expect_equal(r$structured_json, '{"n":1}')
+  r <- tool_result(list(), structured_content = list(n = 1L))
+  expect_length(r$content, 0)
+})
+
+test_that("a bare empty list at the structured root is an empty object", {
+  r <- tool_result(structured_content = list())
+  expect_equal(r$structured_json, "{}")
+  expect_equal(r$content[[1]]$text, "{}")
+  # Nested empty lists keep jsonlite's [] mapping.
+  r <- tool_result(structured_content = list(items = list()))
+  expect_equal(r$structured_json, '{"items":[]}')
+})
+
+test_that("structured values follow jsonlite conventions", {
+  r <- tool_result(structured_content = data.frame(id = 1:2, name = c("a", "b")))
+  expect_equal(r$structured_json, '[{"id":1,"name":"a"},{"id":2,"name":"b"}]')
+  r <- tool_result(structured_content = list(x = pi, s = '{"not":"parsed"}'))
+  expect_equal(r$structured_json, '{"x":3.1416,"s":"{\\"not\\":\\"parsed\\"}"}')
+  r <- tool_result(structured_content = list(one = I(1L)))
+  expect_equal(r$structured_json, '{"one":[1]}')
+})
+
+test_that("unserializable structured content fails when the result is built", {
+  expect_error(tool_result(structured_content = list(e = new.env())),
+               class = "mcplite_error_serialize")
+  expect_error(tool_result(structured_content = new.env()), class = "mcplite_error")
+})
+
+test_that("is_error and meta", {
+  r <- tool_result(content_text("No such file."), is_error = TRUE, meta = list(`example.com/trace` = "abc"))
+  expect_true(r$is_error)
+  expect_equal(json_fixed(r$meta), '{"example.com/trace":"abc"}')
+})
+
+test_that("tool_result() rejects bad arguments", {
+  expect_snapshot(error = TRUE, tool_result("Done."))
+  expect_snapshot(error = TRUE, tool_result(list(content_text("a"), "b")))
+  expect_snapshot(error = TRUE, tool_result(list(type = "text", text = "a")))
+  expect_snapshot(error = TRUE, tool_result(content_text("a"), is_error = "yes"))
+  expect_snapshot(error = TRUE, tool_result(content_text("a"), is_error = NA))
+  expect_snapshot(error = TRUE, tool_result(content_text("a"), meta = list(1, 2)))
+  expect_snapshot(error = TRUE, tool_result(content_text("a"), meta = TRUE))
+})
+
+test_that("results print their blocks", {
+  expect_snapshot(tool_result(structured_content = list(ok = TRUE), is_error = TRUE))
+})

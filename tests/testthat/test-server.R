@@ -1,0 +1,87 @@
+test_that("server_specs() builds one spec per tool, in the contract's shape", {
+  add <- tool(
+    function(x, y) x + y, name = "add", description = "Add.",
+    arguments = list(x = type_number(), y = type_number()),
+    annotations = list(title = "Adder", read_only_hint = TRUE),
+    output_schema = type_object(sum = type_number())
+  )
+  hello <- tool(function() "hi", name = "hello", description = "Hi.")
+  specs <- server_specs(list(add, hello))
+  expect_length(specs, 2)
+  expect_named(specs[[1]], c("name", "description", "title", "input_schema",
+                             "output_schema", "annotations", "meta", "fun"))
+  expect_equal(specs[[1]]$name, "add")
+  expect_equal(specs[[1]]$title, "Adder")
+  expect_equal(json_fixed(specs[[1]]$annotations), '{"title":"Adder","readOnlyHint":true}')
+  expect_equal(
+    json_fixed(specs[[1]]$output_schema),
+    '{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"],"additionalProperties":false}'
+  )
+  expect_null(specs[[2]]$title)
+  expect_null(specs[[2]]$annotations)
+  expect_null(specs[[2]]$output_schema)
+  expect_equal(json_fixed(specs[[2]]$input_schema), '{"type":"object","properties":{}}')
+  # The spec holds a plain, callable function.
+  expect_false(inherits(specs[[1]]$fun, "mcplite_tool"))
+  expect_null(attr(specs[[1]]$fun, "mcplite"))
+  expect_equal(specs[[1]]$fun(1, 2), 3)
+})
+
+test_that("a single tool is accepted on its own", {
+  hello <- tool(function() "hi", name = "hello", description = "Hi.")
+  expect_length(server_specs(hello), 1)
+})
+
+test_that("a broken tool list is rejected with a tools error", {
+  hello <- tool(function() "hi", name = "hello", description = "Hi.")
+  hello2 <- tool(function() "hi", name = "hello", description = "Hi again.")
+  expect_snapshot(error = TRUE, server_specs(list()))
+  expect_snapshot(error = TRUE, server_specs("hello"))
+  expect_snapshot(error = TRUE, server_specs(function() 1))
+  expect_snapshot(error = TRUE, server_specs(list(hello, function() 1)))
+  expect_snapshot(error = TRUE, server_specs(list(hello, list(name = "x"))))
+  expect_snapshot(error = TRUE, server_specs(list(hello, hello2, hello)))
+  expect_error(server_specs(list(hello, NULL)), class = "mcplite_error_tools")
+  fake <- structure(function() 1, class = c("mcplite_tool", "function"))
+  expect_snapshot(error = TRUE, server_specs(list(hello, fake)))
+})
+
+test_that("mcp_server() validates before serving", {
+  hello <- tool(function() "hi", name = "hello", description = "Hi.")
+  expect_snapshot(error = TRUE, mcp_server())
+  expect_snapshot(error = TRUE, mcp_server(list(hello, hello)))
+  expect_snapshot(error = TRUE, mcp_server(hello, instructions = c("a", "b")))
+  old <- options(mcplite.json.null = "none")
+  on.exit(options(old))
+  expect_error(mcp_server(hello), class = "mcplite_error_option")
+})
+
+test_that("a broken server script exits at once with the message on stderr", {
+  skip_on_cran()
+  script <- tempfile(fileext = ".R")
+  input <- tempfile()
+  on.exit(unlink(c(script, input)))
+  writeLines(c(
+    "library(mcplite)",
+    "hello <- function() 'hi'",
+    "mcp_server(list(hello))"
+  ), script)
+  # A valid request is waiting on stdin; it must never be answered.
+  writeLines(
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}',
+    input
+  )
+  rscript <- file.path(R.home("bin"), "Rscript")
+  out <- tempfile()
+  err <- tempfile()
+  on.exit(unlink(c(out, err)), add = TRUE)
+  status <- with_envvars(
+    list(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)),
+    system2(rscript, c("--vanilla", script), stdin = input, stdout = out, stderr = err)
+  )
+  expect_false(identical(status, 0L))
+  expect_equal(readLines(out), character())
+  stderr <- paste(readLines(err), collapse = "\n")
+  expect_match(stderr, "`tools[[1]]` must be a tool made with `tool()`", fixed = TRUE)
+  expect_match(stderr, "Wrap plain functions with `tool()` first.", fixed = TRUE)
+})

@@ -100,16 +100,7 @@ ellmer_tool_spec <- function(x, arg, call) {
   if (isTRUE(s7_prop(x, "convert")) && !is.null(arguments)) {
     fun <- ellmer_converting_fun(fun, arguments)
   }
-  list(
-    name = name,
-    description = description,
-    title = annotations$title,
-    input_schema = input_schema,
-    output_schema = NULL,
-    annotations = if (length(annotations) > 0) annotations,
-    meta = NULL,
-    fun = fun
-  )
+  c(tool_metadata(name, description, input_schema, NULL, annotations), list(fun = fun))
 }
 
 # ellmer tools created with convert = TRUE expect JSON arrays of scalars as R

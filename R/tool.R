@@ -118,7 +118,13 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   annotations <- normalize_annotations(annotations, "annotations", call)
   output_schema <- check_output_schema(output_schema, call)
 
-  new_tool(fun, list(
+  new_tool(fun, tool_metadata(name, description, input_schema, output_schema, annotations))
+}
+
+# The metadata every tool carries: the spec fields of src/rust/ARCHITECTURE.md
+# without the function. Shared by tool() and the ellmer conversion.
+tool_metadata <- function(name, description, input_schema, output_schema, annotations) {
+  list(
     name = name,
     description = description,
     title = annotations$title,
@@ -126,7 +132,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     output_schema = output_schema,
     annotations = if (length(annotations) > 0) annotations,
     meta = NULL
-  ))
+  )
 }
 
 new_tool <- function(fun, meta) {

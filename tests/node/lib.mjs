@@ -9,7 +9,7 @@ import { createValidator } from "./validate.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // MCPLITE_FIXTURE_SERVER swaps in another script (debugging a server build).
-export const SERVER_SCRIPT = process.env.MCPLITE_FIXTURE_SERVER || join(here, "fixtures", "server.R");
+export const SERVER_SCRIPT = process.env.MCPLITE_FIXTURE_SERVER || join(here, "..", "testthat", "fixtures", "server.R");
 export const TOOL_NAMES = ["add", "echo", "summarise", "fail", "noisy"];
 export const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2024-11-05"];
 export const MODERN_VERSION = "2026-07-28";

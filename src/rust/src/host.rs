@@ -2,7 +2,7 @@
 //! and reads what they return into the core's result types.
 
 use crate::guard::flush_c_streams;
-use crate::rvalue::{char_utf8, inherits, robj_to_value};
+use crate::rvalue::{char_utf8, inherits, list_elt, robj_to_value};
 use extendr_api::prelude::*;
 use extendr_ffi as ffi;
 use mcplite_core::result::{CallResult, Content, ContentKind, StructuredJson, ToolDef};
@@ -81,12 +81,12 @@ impl ToolHost for RHost {
             Err(_) => return failure(tool, format!("Tool {} was interrupted or aborted.", tool.name)),
         };
         // The invoker returns list(ok, value) or list(ok = FALSE, message).
-        let ok = outcome.dollar("ok").ok().and_then(|o| o.as_bool()).unwrap_or(false);
+        let ok = list_elt(&outcome, "ok").and_then(|o| o.as_bool()).unwrap_or(false);
         if !ok {
-            let msg = outcome.dollar("message").ok().and_then(|m| m.as_str().map(str::to_string));
+            let msg = list_elt(&outcome, "message").and_then(|m| m.as_str().map(str::to_string));
             return failure(tool, msg.unwrap_or_else(|| format!("Tool {} failed.", tool.name)));
         }
-        let value = outcome.dollar("value").unwrap_or_else(|_| ().into());
+        let value = list_elt(&outcome, "value").unwrap_or_else(|| ().into());
         let converted = if inherits(unsafe { value.get() }, c"mcplite_tool_result") {
             read_tool_result(&value)
         } else {
@@ -116,7 +116,7 @@ fn ordinary_result(x: &Robj, opts: &crate::rjson::JsonOptions) -> std::result::R
 }
 
 fn field(x: &Robj, name: &str) -> Option<Robj> {
-    x.dollar(name).ok().filter(|v| !v.is_null())
+    list_elt(x, name).filter(|v| !v.is_null())
 }
 
 fn string_field(x: &Robj, name: &str) -> Option<String> {

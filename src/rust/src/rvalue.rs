@@ -32,6 +32,13 @@ pub fn char_utf8(ch: ffi::SEXP) -> Option<String> {
     }
 }
 
+/// The element of list `x` named exactly `name` (R's `$` would also match a
+/// prefix, and extendr's `dollar()` evaluates R code on every call).
+pub fn list_elt(x: &Robj, name: &str) -> Option<Robj> {
+    let list = x.as_list()?;
+    list.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+}
+
 /// JSON value -> R: objects become named lists (`{}` a list with empty names),
 /// arrays unnamed lists, integers that fit int32 integer vectors.
 pub fn value_to_robj(v: &Value) -> Robj {

@@ -3,7 +3,7 @@
 
 use crate::guard::StdoutGuard;
 use crate::host::{Formals, RHost};
-use crate::rvalue::robj_to_value;
+use crate::rvalue::{list_elt, robj_to_value};
 use extendr_api::prelude::*;
 use mcplite_core::result::ToolDef;
 use mcplite_core::{serve, Server, ServerInfo};
@@ -11,15 +11,15 @@ use serde_json::Value;
 use std::io::BufReader;
 
 fn opt_string(spec: &Robj, name: &str) -> std::result::Result<Option<String>, String> {
-    match spec.dollar(name) {
-        Ok(v) if !v.is_null() => v.as_str().map(|s| Some(s.to_string())).ok_or_else(|| format!("{name} must be a string")),
+    match list_elt(spec, name) {
+        Some(v) if !v.is_null() => v.as_str().map(|s| Some(s.to_string())).ok_or_else(|| format!("{name} must be a string")),
         _ => Ok(None),
     }
 }
 
 fn opt_json(spec: &Robj, name: &str) -> std::result::Result<Option<Value>, String> {
-    match spec.dollar(name) {
-        Ok(v) if !v.is_null() => robj_to_value(&v).map(Some).map_err(|e| format!("{name}: {e}")),
+    match list_elt(spec, name) {
+        Some(v) if !v.is_null() => robj_to_value(&v).map(Some).map_err(|e| format!("{name}: {e}")),
         _ => Ok(None),
     }
 }
@@ -66,7 +66,7 @@ pub fn run(
     let mut formals = Vec::with_capacity(specs.len());
     for spec in specs.values() {
         let def = tool_def(&spec)?;
-        let fun = spec.dollar("fun").map_err(|_| format!("tool {}: no function", def.name))?;
+        let fun = list_elt(&spec, "fun").ok_or_else(|| format!("tool {}: no function", def.name))?;
         if !fun.is_function() {
             return Err(format!("tool {}: fun must be a function", def.name));
         }

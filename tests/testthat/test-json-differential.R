@@ -52,7 +52,7 @@ edge_strings <- c(
 )
 
 gen_atomic <- function(n) {
-  kind <- sample(c("dbl", "dbl", "int", "lgl", "chr", "chr", "fac", "date", "time", "raw", "cplx"), 1)
+  kind <- sample(c("dbl", "dbl", "int", "lgl", "chr", "chr", "fac", "ord", "date", "time", "ptime", "json", "raw", "cplx"), 1)
   x <- switch(kind,
     dbl = sample(c(edge_doubles, -edge_doubles, runif(20, -1e6, 1e6), rnorm(10) * 10^sample(-8:12, 10, TRUE)), n, TRUE),
     int = sample(c(-5:5, .Machine$integer.max, -.Machine$integer.max, 123456L), n, TRUE),
@@ -61,6 +61,9 @@ gen_atomic <- function(n) {
     fac = factor(sample(c("a", "b", "c d", "\u00e9"), n, TRUE), levels = c("a", "b", "c d", "\u00e9", "unused")),
     date = as.Date("2020-02-29") + sample(-1000:1000, n, TRUE),
     time = as.POSIXct("2021-06-01 12:34:56", tz = "UTC") + sample(c(0, 0.5, 59, 3600, 86400 * 30), n, TRUE),
+    ptime = as.POSIXct("2021-03-28 00:00:00", tz = "Europe/Paris") + sample(c(0, 3600, 7200, 86400 * 200), n, TRUE),
+    ord = factor(sample(c("lo", "hi"), n, TRUE), levels = c("lo", "hi"), ordered = TRUE),
+    json = structure(sample(c("{\"a\":1}", "[1,2]", "null", "x"), n, TRUE), class = "json"),
     raw = as.raw(sample(0:255, n, TRUE)),
     cplx = complex(real = sample(edge_doubles, n, TRUE), imaginary = rnorm(n))
   )
@@ -83,12 +86,18 @@ gen_df <- function(depth) {
   ncol <- sample(1:4, 1)
   cols <- lapply(seq_len(ncol), function(i) gen_atomic(n))
   names(cols) <- make.unique(sample(c("a", "b", "c", "_row", "x y"), ncol, TRUE))
-  df <- as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE)
+  df <- structure(cols, class = "data.frame", row.names = c(NA, -n))
   if (ncol(df) == ncol && n > 0 && runif(1) < 0.3) {
     df$l <- lapply(seq_len(n), function(i) if (runif(1) < 0.2) NULL else gen_value(depth + 1))
   }
   if (n > 0 && runif(1) < 0.2 && depth < 3) {
     df$nested <- gen_df_fixed(n)
+  }
+  if (n > 0 && runif(1) < 0.15) {
+    df$m <- matrix(gen_atomic_kind(2 * n, "dbl"), n, 2)
+  }
+  if (n > 0 && runif(1) < 0.15) {
+    df$asis <- I(lapply(seq_len(n), function(i) gen_atomic(sample(0:2, 1))))
   }
   if (n > 0 && runif(1) < 0.2) {
     rownames(df) <- paste0("row", seq_len(n))
@@ -104,13 +113,13 @@ gen_atomic_kind <- function(n, kind) {
   repeat {
     x <- gen_atomic(n)
     if ((kind == "dbl" && is.double(x) && !inherits(x, c("Date", "POSIXct"))) ||
-        (kind == "chr" && is.character(x))) return(x)
+        (kind == "chr" && is.character(x) && is.null(oldClass(x)))) return(x)
   }
 }
 
 gen_value <- function(depth = 0) {
   choice <- if (depth >= 4) sample(c("atomic", "null"), 1) else
-    sample(c("atomic", "atomic", "atomic1", "list", "named", "df", "matrix", "null", "asis", "unbox"), 1)
+    sample(c("atomic", "atomic", "atomic1", "list", "named", "df", "matrix", "null", "asis", "unbox", "listmatrix"), 1)
   switch(choice,
     atomic = gen_atomic(sample(0:6, 1)),
     atomic1 = gen_atomic(1),
@@ -130,6 +139,7 @@ gen_value <- function(depth = 0) {
       array(x, dim = d)
     },
     asis = I(gen_atomic(sample(1:3, 1))),
+    listmatrix = matrix(lapply(1:4, function(i) gen_value(depth + 2)), 2),
     unbox = jsonlite::unbox(gen_atomic(1))
   )
 }
@@ -242,4 +252,25 @@ test_that("unserializable values are errors that name the type", {
   for (i in 1:2000) deep <- list(deep)
   expect_match(rust_to_json(deep, opts)$error, "nested too deeply")
   expect_true(names(intentional_json_differences)[1] == "function_values")
+})
+
+test_that("number formatting matches jsonlite for every digits setting", {
+  skip_if_not_installed("jsonlite")
+  skip_on_cran()
+  set.seed(7)
+  n <- 20000
+  x <- c(
+    runif(n / 4, -1e6, 1e6), rnorm(n / 4) * 10^sample(-320:308, n / 4, TRUE),
+    round(runif(n / 4, -1e5, 1e5), sample(0:6, n / 4, TRUE)),
+    sample(-1e4:1e4, n / 4, TRUE) / 2^sample(0:12, n / 4, TRUE)
+  )
+  settings <- list(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 17, NA, I(1), I(2), I(4), I(6), I(10), I(15), I(16), I(17))
+  for (d in settings) {
+    expected <- as.character(jsonlite::toJSON(x, digits = d))
+    opts <- list(
+      digits = if (is.na(d)) NA_integer_ else as.integer(unclass(d)),
+      signif = inherits(d, "AsIs"), auto_unbox = FALSE
+    )
+    expect_identical(rust_to_json(x, opts)$value, expected, label = paste("digits =", format(d)))
+  }
 })

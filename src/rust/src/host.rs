@@ -59,23 +59,32 @@ pub struct RHost {
     pub json_opts: crate::rjson::JsonOptions,
 }
 
+/// A contained tool failure: the client gets the message as a tool error and
+/// the author gets one line on stderr.
+fn failure(tool: &ToolDef, message: String) -> CallResult {
+    let first = message.lines().next().unwrap_or("");
+    let more = if message.lines().nth(1).is_some() { " ..." } else { "" };
+    eprintln!("mcplite: tool {} failed: {first}{more}", tool.name);
+    CallResult::tool_error(message)
+}
+
 impl ToolHost for RHost {
     fn call_tool(&mut self, index: usize, tool: &ToolDef, arguments: Map<String, Value>) -> CallResult {
         if let Some(bad) = self.formals[index].inexact(&arguments) {
-            return CallResult::tool_error(format!("Tool {} has no argument named '{bad}'.", tool.name));
+            return failure(tool, format!("Tool {} has no argument named '{bad}'.", tool.name));
         }
         let args = crate::rvalue::object_to_robj(&arguments);
         let call = self.invoker.call(pairlist!(self.funs[index].clone(), args, tool.name.as_str()));
         flush_c_streams();
         let outcome = match call {
             Ok(v) => v,
-            Err(_) => return CallResult::tool_error(format!("Tool {} was interrupted or aborted.", tool.name)),
+            Err(_) => return failure(tool, format!("Tool {} was interrupted or aborted.", tool.name)),
         };
         // The invoker returns list(ok, value) or list(ok = FALSE, message).
         let ok = outcome.dollar("ok").ok().and_then(|o| o.as_bool()).unwrap_or(false);
         if !ok {
             let msg = outcome.dollar("message").ok().and_then(|m| m.as_str().map(str::to_string));
-            return CallResult::tool_error(msg.unwrap_or_else(|| format!("Tool {} failed.", tool.name)));
+            return failure(tool, msg.unwrap_or_else(|| format!("Tool {} failed.", tool.name)));
         }
         let value = outcome.dollar("value").unwrap_or_else(|_| ().into());
         let converted = if inherits(unsafe { value.get() }, c"mcplite_tool_result") {
@@ -83,9 +92,7 @@ impl ToolHost for RHost {
         } else {
             ordinary_result(&value, &self.json_opts)
         };
-        converted.unwrap_or_else(|e| {
-            CallResult::tool_error(format!("Tool {} returned a value that cannot be sent: {e}", tool.name))
-        })
+        converted.unwrap_or_else(|e| failure(tool, format!("Tool {} returned a value that cannot be sent: {e}", tool.name)))
     }
 }
 

@@ -354,11 +354,14 @@ pub fn json_options(opts: &Robj) -> std::result::Result<JsonOptions, String> {
     for (name, value) in list.iter() {
         match name {
             "null" => {
-                o.null = match value.as_str() {
-                    Some("null") | None if value.is_null() => NullMode::Null,
-                    Some("null") => NullMode::Null,
-                    Some("list") => NullMode::List,
-                    _ => return Err("option 'null' must be \"null\" or \"list\"".into()),
+                o.null = if value.is_null() {
+                    NullMode::Null
+                } else {
+                    match value.as_str() {
+                        Some("null") => NullMode::Null,
+                        Some("list") => NullMode::List,
+                        _ => return Err("option 'null' must be \"null\" or \"list\"".into()),
+                    }
                 }
             }
             "na" => {

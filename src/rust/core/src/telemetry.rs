@@ -180,12 +180,16 @@ fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvid
                 .with_http()
                 .with_http_client(UreqClient::new(otlp_timeout(env)));
             // The OTLP crate reads endpoint, headers, timeout and compression
-            // itself; the protocol it defaults to is protobuf.
-            if let Some(p) = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL")) {
-                if p.trim() == "http/json" {
-                    exporter = exporter.with_protocol(opentelemetry_otlp::Protocol::HttpJson);
-                }
-            }
+            // itself; the protocol is protobuf unless the environment asks for
+            // JSON (the crate's own default is JSON when both are built in).
+            let wants_json = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                .or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL"))
+                .is_some_and(|p| p.trim() == "http/json");
+            exporter = exporter.with_protocol(if wants_json {
+                opentelemetry_otlp::Protocol::HttpJson
+            } else {
+                opentelemetry_otlp::Protocol::HttpBinary
+            });
             match exporter.build() {
                 Ok(exporter) => builder.with_batch_exporter(exporter).build(),
                 Err(e) => {

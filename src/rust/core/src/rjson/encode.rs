@@ -411,11 +411,17 @@ impl<'o> Encoder<'o> {
     }
 
     fn array_plan<V: RValue>(&mut self, v: &V, dims: Vec<usize>, ectx: Ctx) -> Result<ArrayPlan<V>, String> {
-        if v.rtype() == RType::Raw {
-            return Err("cannot convert a raw matrix or array to JSON".to_string());
-        }
-        let elems = self.plain_column(v, ectx)?;
         let total = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+        let elems = if v.rtype() == RType::Raw {
+            // jsonlite base64-encodes the whole vector as one cell, which only
+            // fits the dimensions when there is exactly one byte.
+            if total != 1 {
+                return Err("cannot convert a raw matrix or array to JSON".to_string());
+            }
+            Column::Base64(v.clone())
+        } else {
+            self.plain_column(v, ectx)?
+        };
         if col_len(&elems) != total {
             return Err("array dimensions do not match its length".to_string());
         }
@@ -594,8 +600,28 @@ impl<'o> Encoder<'o> {
             Some(nm) => (0..ncol).map(|j| nm.str_elt(j).map(|s| s.into_owned())).collect(),
             None => Vec::new(),
         };
+        // Character row names that are not just numbers become a "_row" field
+        // (replacing an existing "_row" column before anything else happens).
+        let mut row_names = None;
+        if has_names {
+            if let Some(rn) = v.attr("row.names") {
+                if rn.rtype() == RType::Character && rn.len() == nrow && !all_digits(&rn) {
+                    row_names = Some(rn);
+                }
+            }
+        }
+        let row_pos = match row_names {
+            Some(_) => col_names.iter().position(|n| n.as_deref() == Some(b"_row".as_slice())),
+            None => None,
+        };
         let mut cols: Vec<Column<V>> = Vec::with_capacity(ncol + 1);
         for j in 0..ncol {
+            if row_pos == Some(j) {
+                if let Some(rn) = &row_names {
+                    cols.push(Column::Character(rn.clone(), cctx.na));
+                    continue;
+                }
+            }
             let c = v.list_elt(j);
             let cls = c.class();
             let col = if c.rtype() == RType::Raw {
@@ -613,20 +639,9 @@ impl<'o> Encoder<'o> {
             }
             cols.push(col);
         }
-        // Character row names that are not just numbers become a "_row" field.
-        if has_names {
-            if let Some(rn) = v.attr("row.names") {
-                if rn.rtype() == RType::Character && rn.len() == nrow && !all_digits(&rn) {
-                    let col = Column::Character(rn, cctx.na);
-                    match col_names.iter().position(|n| n.as_deref() == Some(b"_row".as_slice())) {
-                        Some(j) => cols[j] = col,
-                        None => {
-                            cols.push(col);
-                            col_names.push(Some(b"_row".to_vec()));
-                        }
-                    }
-                }
-            }
+        if let (Some(rn), None) = (row_names, row_pos) {
+            cols.push(Column::Character(rn, cctx.na));
+            col_names.push(Some(b"_row".to_vec()));
         }
         let keys = if has_names {
             Some(

@@ -102,6 +102,10 @@ fn data_frames() {
     assert_eq!(j_with(&x, na_string()), r#"[{"a":1,"b":"x","c":"NaN"},{"a":"NA","b":"NA","c":"Inf"}]"#);
     let rn = df(vec![("mpg", dbl(&[21.0, 22.8]))], 2).attr("row.names", chr(&[Some("Mazda RX4"), Some("Datsun 710")]));
     assert_eq!(j(&rn), r#"[{"mpg":21,"_row":"Mazda RX4"},{"mpg":22.8,"_row":"Datsun 710"}]"#);
+    // An existing "_row" column is replaced by the row names before it is looked at.
+    let clash = df(vec![("_row", other("environment")), ("v", int(&[1, 2]))], 2)
+        .attr("row.names", chr(&[Some("a"), Some("b")]));
+    assert_eq!(j(&clash), r#"[{"_row":"a","v":1},{"_row":"b","v":2}]"#);
     let numeric_rn = df(vec![("v", int(&[1, 2]))], 2).attr("row.names", chr(&[Some("3"), Some("4")]));
     assert_eq!(j(&numeric_rn), r#"[{"v":1},{"v":2}]"#);
     let lc = df(vec![("l", list(vec![dbl(&[1.0]), int(&[2, 3]), null(), dbl(&[na_real()])]))], 4);
@@ -132,6 +136,8 @@ fn matrices_and_arrays() {
     assert_eq!(j(&dbl(&[]).attr("dim", int(&[2, 0, 3]))), "[[],[]]");
     assert_eq!(j(&dbl(&[]).attr("dim", int(&[2, 3, 0]))), "[[[],[],[]],[[],[],[]]]");
     assert_eq!(j(&dbl(&[5.0]).attr("dim", int(&[1]))), "[5]");
+    assert_eq!(j(&raw(&[0x26]).attr("dim", int(&[1, 1]))), r#"[["Jg=="]]"#);
+    assert!(err(&raw(&[1, 2]).attr("dim", int(&[1, 2]))).contains("raw matrix"));
     let lm = list(vec![dbl(&[1.0]), s("a"), null(), named(vec![(Some("b"), dbl(&[2.0]))])]).attr("dim", int(&[2, 2]));
     assert_eq!(j(&lm), r#"[[[1],null],[["a"],{"b":[2]}]]"#);
     let m = dbl(&[1.0, na_real(), 3.0, 4.0]).attr("dim", int(&[2, 2]));

@@ -1,0 +1,352 @@
+# The protocol over real pipes: a real `Rscript --vanilla` server per test,
+# every answer checked for stdout purity (by the harness) and validated
+# against the official schema of its protocol version.
+
+skip_on_cran()
+skip_if_not_installed("processx")
+skip_if_not_installed("jsonlite")
+
+test_that("each legacy version: handshake, listing, calls and ping validate against its schema", {
+  skip_if_no_mcplite_child()
+  for (v in legacy_versions) {
+    out <- mcp_exchange(c(
+      initialize_line(v),
+      initialized_line(),
+      rpc(1, "tools/list"),
+      legacy_call(2, "add", '{"a":1,"b":2.5}'),
+      legacy_call(3, "stats"),
+      legacy_call(4, "annotated"),
+      rpc(5, "ping")
+    ), server = protocol_server())
+    expect_identical(out$status, 0L)
+    r <- out$responses
+    expect_length(r, 6)
+    mcp_validate(r, v, c("InitializeResult", "ListToolsResult", "CallToolResult",
+                         "CallToolResult", "CallToolResult", "EmptyResult"))
+    init <- mcp_by_id(r, 0)$result
+    expect_identical(init$protocolVersion, v)
+    expect_identical(init$capabilities, list(tools = setNames(list(), character())))
+    expect_identical(init$serverInfo$name, "mcplite")
+    expect_identical(init$instructions, "Protocol fixture.")
+    expect_identical(first_text(mcp_by_id(r, 2)), "3.5")
+    expect_identical(mcp_by_id(r, 5)$result, setNames(list(), character()))
+    tools <- mcp_by_id(r, 1)$result$tools
+    expect_identical(vapply(tools, `[[`, "", "name")[1:3], c("add", "speak", "link"))
+    add <- tools[[1]]
+    expect_identical(add$inputSchema$required, list("a", "b"))
+    if (v == "2024-11-05") {
+      expect_null(add$annotations)
+      expect_true(all(vapply(tools, function(t) is.null(t$outputSchema), TRUE)))
+    } else {
+      expect_identical(add$annotations$title, "Adder")
+      expect_identical(add$annotations$readOnlyHint, TRUE)
+    }
+  }
+})
+
+test_that("initialize negotiates: requested legacy version, else 2025-11-25, never 2026-07-28", {
+  skip_if_no_mcplite_child()
+  asked <- c("2025-03-26", "2026-07-28", "1999-01-01", "2024-11-05")
+  out <- mcp_exchange(
+    vapply(seq_along(asked), function(i) initialize_line(asked[i], id = i), ""),
+    server = protocol_server()
+  )
+  got <- vapply(out$responses, function(r) r$result$protocolVersion, "")
+  expect_identical(got, c("2025-11-25", "2025-11-25", "2025-11-25", "2024-11-05"))
+  mcp_validate(out$responses, "2025-11-25", "InitializeResult")
+})
+
+test_that("modern requests are stateless and carry resultType, serverInfo and cache hints", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(
+    modern("d", "server/discover"),
+    modern("l", "tools/list"),
+    modern_call("c", "add", '{"a":2,"b":3}'),
+    modern_call("r", "rows"),
+    modern("p", "ping")
+  ), server = protocol_server())
+  r <- out$responses
+  mcp_validate(r[1:4], "2026-07-28", c("DiscoverResult", "ListToolsResult", "CallToolResult", "CallToolResult"))
+  disc <- mcp_by_id(r, "d")$result
+  expect_identical(unlist(disc$supportedVersions), all_versions)
+  expect_identical(disc$ttlMs, 300000L)
+  expect_identical(disc$cacheScope, "public")
+  expect_identical(disc$resultType, "complete")
+  expect_identical(disc$instructions, "Protocol fixture.")
+  expect_identical(disc$`_meta`$`io.modelcontextprotocol/serverInfo`$name, "mcplite")
+  lst <- mcp_by_id(r, "l")$result
+  expect_identical(lst$ttlMs, 300000L)
+  expect_identical(lst$resultType, "complete")
+  rows_tool <- Filter(function(t) t$name == "rows", lst$tools)[[1]]
+  expect_identical(rows_tool$outputSchema$type, "array")
+  call <- mcp_by_id(r, "c")$result
+  expect_identical(call$resultType, "complete")
+  expect_null(call$ttlMs)
+  expect_identical(first_text(mcp_by_id(r, "c")), "5")
+  expect_identical(mcp_by_id(r, "r")$result$structuredContent, list(list(a = 1L), list(a = 2L)))
+  expect_rpc_error(mcp_by_id(r, "p"), -32601)
+  # The exact line of a listing: key order and the 300000 literal are fixed.
+  expect_match(attr(mcp_by_id(r, "l"), "json"), '"ttlMs":300000,"cacheScope":"public"', fixed = TRUE)
+})
+
+test_that("modern metadata errors: -32602 for missing fields, -32022 for unsupported versions", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(
+    rpc(1, "tools/list", '{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}'),
+    rpc(2, "server/discover", '{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}'),
+    modern(3, "server/discover", version = "2025-03-26"),
+    modern(4, "tools/call", call_params("add", '{"a":1,"b":1}'), version = "2099-01-01"),
+    rpc(5, "server/discover"),
+    rpc(6, "tools/list", '{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}')
+  ), server = protocol_server())
+  r <- out$responses
+  expect_rpc_error(mcp_by_id(r, 1), -32602)
+  expect_rpc_error(mcp_by_id(r, 2), -32602)
+  expect_rpc_error(mcp_by_id(r, 3), -32022)
+  expect_identical(unlist(mcp_by_id(r, 3)$error$data$supported), all_versions)
+  expect_identical(mcp_by_id(r, 3)$error$data$requested, "2025-03-26")
+  expect_rpc_error(mcp_by_id(r, 4), -32022)
+  expect_rpc_error(mcp_by_id(r, 5), -32602)
+  expect_rpc_error(mcp_by_id(r, 6), -32602)
+  mcp_validate(mcp_by_id(r, 3), "2026-07-28", "UnsupportedProtocolVersionError")
+  mcp_validate(r, "2026-07-28")
+})
+
+test_that("a request with neither initialize nor modern _meta gets -32602", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(rpc(1, "tools/list"), legacy_call(2, "add", '{"a":1,"b":1}'), rpc(3, "ping")),
+                      server = protocol_server())
+  expect_rpc_error(mcp_by_id(out$responses, 1), -32602)
+  expect_rpc_error(mcp_by_id(out$responses, 2), -32602)
+  expect_identical(mcp_by_id(out$responses, 3)$result, setNames(list(), character()))
+})
+
+test_that("legacy traffic never changes how modern requests are answered", {
+  skip_if_no_mcplite_child()
+  lines <- c(modern_call("m", "speak"), modern("l", "tools/list"))
+  alone <- mcp_exchange(lines, server = protocol_server())
+  after <- mcp_exchange(c(initialize_line("2024-11-05"), initialized_line(), lines, legacy_call(9, "speak")),
+                        server = protocol_server())
+  for (id in c("m", "l")) {
+    expect_identical(attr(mcp_by_id(after$responses, id), "json"), attr(mcp_by_id(alone$responses, id), "json"))
+  }
+  expect_identical(mcp_by_id(after$responses, "m")$result$content[[1]]$type, "audio")
+  expect_true(mcp_by_id(after$responses, 9)$result$isError)
+})
+
+test_that("identical tools/list requests give byte-identical answers", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(modern(1, "tools/list"), modern(1, "tools/list"), initialize_line("2025-06-18", 7),
+                        rpc(1, "tools/list"), rpc(1, "tools/list")), server = protocol_server())
+  expect_identical(out$lines[[1]], out$lines[[2]])
+  expect_identical(out$lines[[4]], out$lines[[5]])
+})
+
+test_that("envelope errors follow the decision table and ids are echoed exactly", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(list(
+    '{"jsonrpc":"2.0","id":1,"method":"ping"',            # truncated: parse error
+    '[{"jsonrpc":"2.0","id":2,"method":"ping"}]',          # batch
+    '"just a string"',                                     # scalar
+    '{"jsonrpc":"2.0","id":null,"method":"ping"}',         # null id
+    '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',          # fractional id
+    '{"jsonrpc":"1.0","id":"v","method":"ping"}',          # wrong jsonrpc, id echoed
+    '{"id":"nv","method":"ping"}',                         # missing jsonrpc
+    '{"jsonrpc":"2.0","id":"m"}',                          # missing method
+    '{"jsonrpc":"2.0","id":"s","method":"ping","params":3}',
+    '{"jsonrpc":"2.0","id":"a","method":"ping","params":[1]}',
+    '{"jsonrpc":"2.0","id":"u","method":"resources/list"}',
+    '{"jsonrpc":"2.0","id":"1","method":"ping"}',
+    '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":"\\u00e9t\\u00e9","method":"ping"}',
+    '{"jsonrpc":"2.0","id":99,"result":{}}',               # a response: ignored
+    '{"jsonrpc":"2.0","method":"notifications/whatever","params":{"x":1}}'
+  ), server = protocol_server())
+  lines <- out$lines
+  expect_length(lines, 15)
+  codes <- vapply(out$responses[1:11], function(r) as.integer(r$error$code), 1L)
+  expect_identical(codes, c(-32700L, -32600L, -32600L, -32600L, -32600L, -32600L, -32600L, -32600L,
+                            -32600L, -32602L, -32601L))
+  for (i in 1:5) expect_false(grepl('"id"', lines[[i]], fixed = TRUE))
+  expect_match(lines[[6]], '^\\{"jsonrpc":"2.0","id":"v",')
+  expect_match(lines[[12]], '"id":"1",', fixed = TRUE)
+  expect_match(lines[[13]], '"id":1,', fixed = TRUE)
+  expect_match(lines[[14]], '"id":12345678901234567890,', fixed = TRUE)
+  expect_match(lines[[15]], '"id":"\\u00e9t\\u00e9"', fixed = TRUE)
+  for (v in all_versions) mcp_validate(out$responses[1:11], v)
+  for (v in legacy_versions) mcp_validate(out$responses[12:15], v, "EmptyResult")
+})
+
+test_that("tools/call params errors are -32602 and a tools/call notification runs nothing", {
+  skip_if_no_mcplite_child()
+  marker <- tempfile()
+  out <- mcp_exchange(c(
+    initialize_line("2025-11-25"),
+    rpc(1, "tools/call", "{}"),
+    rpc(2, "tools/call", '{"name":7}'),
+    rpc(3, "tools/call", '{"name":"add","arguments":[1,2]}'),
+    rpc(4, "tools/call", '{"name":"no_such_tool"}'),
+    rpc(NULL, "tools/call", sprintf('{"name":"touch","arguments":{"path":"%s"}}', marker)),
+    legacy_call(5, "add", '{"a":1,"b":1}')
+  ), server = protocol_server())
+  for (id in 1:4) expect_rpc_error(mcp_by_id(out$responses, id), -32602)
+  expect_identical(first_text(mcp_by_id(out$responses, 5)), "2")
+  expect_false(file.exists(marker))
+  expect_length(out$responses, 6)
+  mcp_validate(out$responses, "2025-11-25")
+})
+
+test_that("arguments: objects are named lists, arrays lists, null NULL, names exact", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(
+    initialize_line("2025-11-25"),
+    legacy_call(1, "shape", '{"x":1,"items":[1,2,3],"obj":{"p":1,"q":[]}}'),
+    legacy_call(2, "shape", '{"x":null}'),
+    legacy_call(3, "shape", '{"it":[1]}'),
+    legacy_call(4, "add", '{"a":1,"b":2,"c":3}'),
+    rpc(5, "tools/call", sprintf('{"name":"add","arguments":{"a":1,"b":2},%s}',
+                                 '"_meta":{"progressToken":"t","secret":"meta never reaches the tool"}'))
+  ), server = protocol_server())
+  r <- out$responses
+  expect_identical(first_text(mcp_by_id(r, 1)), "integer|list|p,q|3")
+  expect_identical(first_text(mcp_by_id(r, 2)), "NULL|NULL|NULL|0")
+  expect_true(mcp_by_id(r, 3)$result$isError)
+  expect_match(first_text(mcp_by_id(r, 3)), "it")
+  expect_true(mcp_by_id(r, 4)$result$isError)
+  expect_identical(first_text(mcp_by_id(r, 5)), "3")
+})
+
+test_that("2024-11-05 contains audio and resource links as tool errors; later versions carry them", {
+  skip_if_no_mcplite_child()
+  for (v in legacy_versions) {
+    out <- mcp_exchange(c(initialize_line(v), legacy_call(1, "speak"), legacy_call(2, "link")),
+                        server = protocol_server())
+    mcp_validate(out$responses, v, c("InitializeResult", "CallToolResult", "CallToolResult"))
+    speak <- mcp_by_id(out$responses, 1)$result
+    link <- mcp_by_id(out$responses, 2)$result
+    if (v == "2024-11-05") {
+      expect_true(speak$isError)
+      expect_identical(speak$content[[1]]$type, "text")
+      expect_match(speak$content[[1]]$text, "audio.*2024-11-05")
+      expect_true(link$isError)
+    } else {
+      expect_identical(speak$content[[1]]$type, "audio")
+      expect_identical(speak$content[[1]]$mimeType, "audio/wav")
+      expect_identical(link$content[[1]]$type, "resource_link")
+      expect_null(speak$isError)
+    }
+  }
+})
+
+test_that("structured content and output schemas are projected per version; text stays", {
+  skip_if_no_mcplite_child()
+  for (v in all_versions) {
+    lines <- if (v == "2026-07-28") {
+      c(modern(1, "tools/list"), modern_call(2, "rows"), modern_call(3, "stats"))
+    } else {
+      c(initialize_line(v, 0), rpc(1, "tools/list"), legacy_call(2, "rows"), legacy_call(3, "stats"))
+    }
+    out <- mcp_exchange(lines, server = protocol_server())
+    r <- out$responses
+    mcp_validate(r, v)
+    tools <- mcp_by_id(r, 1)$result$tools
+    by_name <- setNames(tools, vapply(tools, `[[`, "", "name"))
+    expect_true("rows" %in% names(by_name))
+    rows <- mcp_by_id(r, 2)$result
+    stats <- mcp_by_id(r, 3)$result
+    expect_identical(first_text(mcp_by_id(r, 2)), '[{"a":1},{"a":2}]')
+    expect_identical(first_text(mcp_by_id(r, 3)), '{"n":3,"mean":2.5}')
+    if (v == "2026-07-28") {
+      expect_false(is.null(by_name$rows$outputSchema))
+      expect_false(is.null(rows$structuredContent))
+    } else {
+      expect_null(by_name$rows$outputSchema)
+      expect_null(rows$structuredContent)
+    }
+    if (v == "2024-11-05") {
+      expect_null(by_name$stats$outputSchema)
+      expect_null(stats$structuredContent)
+    } else {
+      expect_identical(by_name$stats$outputSchema$type, "object")
+      expect_identical(stats$structuredContent, list(n = 3L, mean = 2.5))
+    }
+  }
+})
+
+test_that("annotations and metadata: lastModified and block _meta only where the version has them", {
+  skip_if_no_mcplite_child()
+  for (v in legacy_versions) {
+    out <- mcp_exchange(c(initialize_line(v), legacy_call(1, "annotated"), rpc(2, "tools/list")),
+                        server = protocol_server())
+    res <- mcp_by_id(out$responses, 1)$result
+    mcp_validate(out$responses, v, c("InitializeResult", "CallToolResult", "ListToolsResult"))
+    block <- res$content[[1]]
+    expect_identical(block$annotations$audience, list("user"))
+    expect_identical(block$annotations$priority, 0.5)
+    expect_identical(res$`_meta`$trace, "abc")
+    expect_identical(res$content[[2]]$resource$text, "hello")
+    expect_identical(res$content[[2]]$resource$mimeType, "text/plain")
+    tools <- mcp_by_id(out$responses, 2)$result$tools
+    annotated <- Filter(function(t) t$name == "annotated", tools)[[1]]
+    if (v == "2024-11-05") {
+      expect_null(block$annotations$lastModified)
+      expect_null(block$`_meta`)
+      expect_null(res$content[[2]]$`_meta`)
+      expect_null(annotated$annotations)
+    } else {
+      expect_identical(block$annotations$lastModified, "2025-01-01T00:00:00Z")
+      expect_identical(block$`_meta`$source, "fixture")
+      expect_identical(res$content[[2]]$`_meta`$kind, "note")
+      expect_identical(annotated$annotations$title, "Annotated")
+    }
+  }
+})
+
+test_that("transport: blank lines, CRLF, invalid UTF-8, a long line and a final line without newline", {
+  skip_if_no_mcplite_child()
+  long <- strrep("x", 5e6)
+  proc <- mcp_start(protocol_server())
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, "")
+  mcp_send(proc, "   \t  ")
+  mcp_send(proc, paste0(initialize_line("2025-11-25"), "\r"))
+  mcp_send(proc, c(as.raw(c(0x7b, 0xff, 0xfe, 0x7d))))
+  mcp_send(proc, legacy_call(1, "size", sprintf('{"text":"%s"}', long)))
+  mcp_send(proc, legacy_call(2, "echo", '{"text":"d\\u00e9j\\u00e0 vu \\ud83d\\ude00"}'))
+  mcp_send(proc, legacy_call(3, "add", '{"a":1,"b":1}'), newline = FALSE)
+  out <- mcp_close(proc)
+  r <- out$responses
+  expect_identical(out$status, 0L)
+  expect_length(r, 5)
+  expect_identical(r[[1]]$result$protocolVersion, "2025-11-25")
+  expect_rpc_error(r[[2]], -32700)
+  expect_identical(first_text(mcp_by_id(r, 1)), "5000000")
+  expect_identical(first_text(mcp_by_id(r, 2)), "d\u00e9j\u00e0 vu \U0001F600")
+  expect_identical(first_text(mcp_by_id(r, 3)), "2")
+})
+
+test_that("tool errors, warnings and messages: contained results, diagnostics on stderr only", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(
+    initialize_line("2025-06-18"),
+    legacy_call(1, "noisy"),
+    legacy_call(2, "weird_error"),
+    legacy_call(3, "unsendable"),
+    legacy_call(4, "add", '{"a":"one","b":2}')
+  ), server = protocol_server())
+  r <- out$responses
+  mcp_validate(r, "2025-06-18")
+  expect_identical(first_text(mcp_by_id(r, 1)), "quiet")
+  expect_true(mcp_by_id(r, 2)$result$isError)
+  expect_identical(first_text(mcp_by_id(r, 2)), "first line\nsecond line")
+  expect_true(mcp_by_id(r, 3)$result$isError)
+  expect_match(first_text(mcp_by_id(r, 3)), "environment")
+  expect_true(mcp_by_id(r, 4)$result$isError)
+  expect_match(first_text(mcp_by_id(r, 4)), "non-numeric")
+  expect_match(out$stderr, "mcplite: tool weird_error failed: first line ...", fixed = TRUE)
+  expect_match(out$stderr, "mcplite: tool unsendable failed: Tool unsendable returned a value", fixed = TRUE)
+  for (s in c("cat to stdout", "[1] 1 2 3", "a message", "a warning", "writeLines to stdout", "child stdout", "child stderr")) {
+    expect_true(grepl(s, out$stderr, fixed = TRUE), info = s)
+  }
+})

@@ -1,0 +1,205 @@
+# Tracing with real servers, spans read back from every exporter.
+
+skip_on_cran()
+skip_if_not_installed("processx")
+skip_if_not_installed("jsonlite")
+
+otel_server <- function() mcp_fixture_server("otel-server.R")
+traceparent <- "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+traced_lines <- function() c(
+  "",
+  "this is not json",
+  '{"jsonrpc":"1.0","id":1,"method":"ping"}',
+  initialize_line("2025-06-18"),
+  initialized_line(),
+  rpc(2, "tools/call", sprintf('{"name":"secret","arguments":{"text":"argument-value-xyz"},"_meta":{"traceparent":"%s"}}', traceparent)),
+  legacy_call(3, "fail"),
+  rpc(4, "no/such/method"),
+  modern_call("m", "secret", '{"text":"modern-arg-value"}'),
+  rpc(5, "ping", '{"_meta":{"traceparent":"00-zz-garbage-01"}}')
+)
+
+# Spans from OTLP JSON documents: stderr or file lines, or request bodies.
+spans_from_json_lines <- function(lines) {
+  lines <- lines[grepl('^\\s*\\{\\s*"resourceSpans"', lines)]
+  spans <- list()
+  for (l in lines) {
+    x <- jsonlite::parse_json(l)
+    for (rs in x$resourceSpans) for (ss in rs$scopeSpans) for (sp in ss$spans) {
+      sp$service <- Filter(function(a) a$key == "service.name", rs$resource$attributes)[[1]]$value$stringValue
+      spans[[length(spans) + 1]] <- sp
+    }
+  }
+  spans
+}
+
+span_attr <- function(span, key) {
+  hit <- Filter(function(a) a$key == key, span$attributes)
+  if (!length(hit)) return(NULL)
+  v <- hit[[1]]$value
+  v$stringValue %||% v$intValue %||% v$boolValue %||% v$doubleValue
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+check_traced_spans <- function(spans, raw_text) {
+  names <- vapply(spans, `[[`, "", "name")
+  expect_setequal(names, c("initialize", "notifications/initialized", "tools/call secret", "tools/call fail",
+                           "no/such/method", "tools/call secret", "ping"))
+  expect_true(all(vapply(spans, function(s) identical(as.integer(s$kind), 2L), TRUE)))
+  expect_true(all(vapply(spans, function(s) identical(span_attr(s, "network.transport"), "pipe"), TRUE)))
+  by_id <- function(id) Filter(function(s) identical(span_attr(s, "jsonrpc.request.id"), id), spans)[[1]]
+  call <- by_id("2")
+  expect_identical(call$traceId, "4bf92f3577b34da6a3ce929d0e0e4736")
+  expect_identical(call$parentSpanId, "00f067aa0ba902b7")
+  expect_identical(span_attr(call, "mcp.method.name"), "tools/call")
+  expect_identical(span_attr(call, "gen_ai.tool.name"), "secret")
+  expect_identical(span_attr(call, "gen_ai.operation.name"), "execute_tool")
+  expect_identical(span_attr(call, "mcp.protocol.version"), "2025-06-18")
+  fail <- by_id("3")
+  expect_identical(span_attr(fail, "error.type"), "tool_error")
+  expect_identical(as.integer(fail$status$code), 2L)
+  unknown <- by_id("4")
+  expect_identical(span_attr(unknown, "error.type"), "-32601")
+  expect_identical(span_attr(unknown, "rpc.response.status_code"), "-32601")
+  expect_identical(as.integer(unknown$status$code), 2L)
+  expect_identical(span_attr(by_id("m"), "mcp.protocol.version"), "2026-07-28")
+  ping <- by_id("5")
+  expect_identical(ping$parentSpanId, "")
+  for (secret in c("argument-value-xyz", "modern-arg-value", "result argument", "condition message",
+                   "traceparent", "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7")) {
+    expect_false(grepl(secret, raw_text, fixed = TRUE), info = secret)
+  }
+}
+
+test_that("stderr exporter: one SERVER span per valid message, nothing else, nothing secret", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(traced_lines(), server = otel_server(), env = c(OTEL_R_TRACES_EXPORTER = "stderr"))
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 8)
+  err <- strsplit(out$stderr, "\n", fixed = TRUE)[[1]]
+  span_lines <- grep('^\\{"resourceSpans"', err, value = TRUE)
+  check_traced_spans(spans_from_json_lines(err), paste(span_lines, collapse = "\n"))
+  expect_identical(spans_from_json_lines(err)[[1]]$service, "mcplite")
+})
+
+test_that("otlp/file exporter writes OTLP JSON lines, with service name and resource attributes", {
+  skip_if_no_mcplite_child()
+  file <- tempfile(fileext = ".jsonl")
+  out <- mcp_exchange(traced_lines(), server = otel_server(), env = c(
+    OTEL_TRACES_EXPORTER = "otlp/file", OTEL_EXPORTER_OTLP_TRACES_FILE = file,
+    OTEL_SERVICE_NAME = "my-tools", OTEL_RESOURCE_ATTRIBUTES = "deployment.environment=test"))
+  expect_identical(out$status, 0L)
+  lines <- readLines(file)
+  spans <- spans_from_json_lines(lines)
+  check_traced_spans(spans, paste(lines, collapse = "\n"))
+  expect_identical(spans[[1]]$service, "my-tools")
+  expect_match(lines[[1]], "deployment.environment", fixed = TRUE)
+  expect_false(grepl("resourceSpans", out$stderr, fixed = TRUE))
+})
+
+start_receiver <- function() {
+  skip_if(!nzchar(Sys.which("node")), "node is needed for the OTLP receiver")
+  file <- tempfile(fileext = ".jsonl")
+  rx <- processx::process$new("node", c(test_path("fixtures", "otlp-receiver.js"), file),
+                              stdout = "|", stderr = "|", cleanup = TRUE)
+  rx$poll_io(10000)
+  port <- as.integer(rx$read_output_lines()[1])
+  list(process = rx, file = file, endpoint = sprintf("http://127.0.0.1:%d", port))
+}
+
+test_that("OTLP/HTTP exporter sends protobuf by default and JSON when asked, to a local receiver", {
+  skip_if_no_mcplite_child()
+  for (protocol in c("http/protobuf", "http/json")) {
+    rx <- start_receiver()
+    on.exit(rx$process$kill(), add = TRUE)
+    env <- c(OTEL_R_TRACES_EXPORTER = "otlp", OTEL_EXPORTER_OTLP_ENDPOINT = rx$endpoint,
+             OTEL_BSP_SCHEDULE_DELAY = "100")
+    if (protocol == "http/json") env <- c(env, OTEL_EXPORTER_OTLP_PROTOCOL = "http/json")
+    out <- mcp_exchange(traced_lines(), server = otel_server(), env = env)
+    expect_identical(out$status, 0L)
+    expect_length(out$responses, 8)
+    reqs <- lapply(readLines(rx$file), jsonlite::parse_json)
+    expect_gte(length(reqs), 1)
+    expect_true(all(vapply(reqs, function(r) identical(r$path, "/v1/traces"), TRUE)))
+    bodies <- lapply(reqs, function(r) jsonlite::base64_dec(r$body))
+    if (protocol == "http/json") {
+      expect_true(all(grepl("application/json", vapply(reqs, `[[`, "", "contentType"), fixed = TRUE)))
+      spans <- spans_from_json_lines(vapply(bodies, rawToChar, ""))
+      check_traced_spans(spans, paste(vapply(bodies, rawToChar, ""), collapse = "\n"))
+    } else {
+      expect_true(all(vapply(reqs, function(r) identical(r$contentType, "application/x-protobuf"), TRUE)))
+      all_bytes <- do.call(c, bodies)
+      has <- function(s) length(grepRaw(s, all_bytes, fixed = TRUE)) > 0
+      for (name in c("tools/call secret", "tools/call fail", "no/such/method", "mcp.method.name", "gen_ai.tool.name")) {
+        expect_true(has(name), info = name)
+      }
+      for (secret in c("argument-value-xyz", "modern-arg-value", "condition message")) expect_false(has(secret), info = secret)
+    }
+    rx$process$kill()
+  }
+})
+
+test_that("an unreachable OTLP endpoint never blocks or breaks request handling", {
+  skip_if_no_mcplite_child()
+  started <- Sys.time()
+  out <- mcp_exchange(c(traced_lines(), vapply(10:60, function(i) legacy_call(i, "secret", '{"text":"x"}'), "")),
+                      server = otel_server(),
+                      env = c(OTEL_R_TRACES_EXPORTER = "otlp", OTEL_EXPORTER_OTLP_ENDPOINT = "http://127.0.0.1:9",
+                              OTEL_EXPORTER_OTLP_TIMEOUT = "500"))
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 8 + 51)
+  expect_lt(as.numeric(difftime(Sys.time(), started, units = "secs")), 60)
+})
+
+test_that("stdout or console exporters are refused with one warning line, and nothing is traced", {
+  skip_if_no_mcplite_child()
+  for (value in c("stdout", "console")) {
+    out <- mcp_exchange(traced_lines(), server = otel_server(), env = c(OTEL_TRACES_EXPORTER = value))
+    expect_length(out$responses, 8)
+    err <- strsplit(out$stderr, "\n", fixed = TRUE)[[1]]
+    expect_length(grep("OTEL_TRACES_EXPORTER", err, fixed = TRUE), 1)
+    expect_false(any(grepl("resourceSpans", err, fixed = TRUE)))
+  }
+})
+
+test_that("without an exporter, or with OTEL_SDK_DISABLED, tracing is a no-op", {
+  skip_if_no_mcplite_child()
+  plain <- mcp_exchange(traced_lines(), server = otel_server())
+  disabled <- mcp_exchange(traced_lines(), server = otel_server(),
+                           env = c(OTEL_SDK_DISABLED = "true", OTEL_R_TRACES_EXPORTER = "stderr"))
+  for (out in list(plain, disabled)) {
+    expect_false(grepl("resourceSpans", out$stderr, fixed = TRUE))
+    expect_length(out$responses, 8)
+  }
+  expect_identical(plain$lines, disabled$lines)
+})
+
+test_that("spans that tool code starts with otel are children of the server span", {
+  skip_if_no_mcplite_child()
+  skip_if_not_installed("otel")
+  file <- tempfile(fileext = ".jsonl")
+  out <- mcp_exchange(c(
+    modern_call("t", "traced"),
+    rpc(1, "tools/call", sprintf('{"name":"traced","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"%s"}}', traceparent))
+  ), server = otel_server(), env = c(OTEL_R_TRACES_EXPORTER = "otlp/file", OTEL_EXPORTER_OTLP_FILE = file))
+  expect_identical(vapply(out$responses, function(r) first_text(r), ""), c("traced", "traced"))
+  spans <- spans_from_json_lines(readLines(file))
+  by_name <- function(n) Filter(function(s) s$name == n, spans)
+  servers <- by_name("tools/call traced")
+  work <- by_name("tool work")
+  steps <- by_name("inner step")
+  expect_length(servers, 2)
+  expect_length(work, 2)
+  for (i in 1:2) {
+    server <- Filter(function(s) s$traceId == work[[i]]$traceId, servers)[[1]]
+    expect_identical(work[[i]]$parentSpanId, server$spanId)
+    step <- Filter(function(s) s$traceId == work[[i]]$traceId, steps)[[1]]
+    expect_identical(step$parentSpanId, work[[i]]$spanId)
+    expect_identical(as.integer(work[[i]]$kind), 1L)
+  }
+  expect_identical(span_attr(work[[1]], "rows"), "3")
+  remote <- Filter(function(s) s$traceId == "4bf92f3577b34da6a3ce929d0e0e4736", work)
+  expect_length(remote, 1)
+})

@@ -100,7 +100,8 @@ class Server {
   start() {
     const childEnv = { ...cleanEnv(), ...this.impl.env, ...this.extraEnv };
     this.t0 = now();
-    this.proc = spawn('Rscript', ['--vanilla', this.script], { env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const [cmd, args] = this.impl.command ? this.impl.command : ['Rscript', ['--vanilla', this.script]];
+    this.proc = spawn(cmd, args, { env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     // 'close' fires after the exit and after stdout/stderr are fully read.
     this.exited = new Promise((resolve) => this.proc.on('close', (code, sig) => resolve({ code, sig })));
     this.proc.on('error', (e) => this.failAll(e));
@@ -328,6 +329,20 @@ async function checkAdd(srv) {
   if (text !== String(id + 2) || res.isError) throw new Error(`${srv.impl.label}: add returned ${r.text.slice(0, 300)}`);
 }
 
+// Reference for scenario 1: the same requests echoed back by `cat`, i.e. the
+// cost of the pipes and of this driver alone, with no server work at all.
+async function pipeFloor() {
+  const srv = new Server({ label: 'cat', env: {}, command: ['cat', []] }, 'cat').start();
+  try {
+    await sequential(srv, 20, addCall);
+    const { cps } = await pipelined(srv, P.throughputMs, P.minCalls, P.window, addCall);
+    const lat = await sequential(srv, P.latency, addCall);
+    return { cps, p50: median(lat), p99: quantile(lat, 0.99) };
+  } finally {
+    await srv.close();
+  }
+}
+
 async function scenarioAdd(impl, extraEnv = {}, latCalls = P.latency) {
   const srv = new Server(impl, script(impl, 'add'), extraEnv).start();
   try {
@@ -540,7 +555,9 @@ async function main() {
   };
 
   if (onlyScenarios.includes('1')) {
-    for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
+    for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++) {
+      results.pipeFloor ||= [];
+      results.pipeFloor.push(await pipeFloor());
       for (const impl of order(rep)) {
         const r = await guard('1', impl, () => scenarioAdd(impl));
         if (!r) continue;
@@ -548,6 +565,7 @@ async function main() {
         push(results.s1, impl.key, r);
         log(`s1 rep ${rep + 1} ${impl.label}: ${r.cps.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
       }
+    }
   }
   if (onlyScenarios.includes('2')) {
     for (let rep = 0; rep < P.coldReps && !(rep > 0 && overBudget()); rep++) {
@@ -679,6 +697,10 @@ function renderTable(R) {
     for (const [field, name] of [['p50', 'median'], ['p99', 'p99']]) {
       const w = Object.fromEntries(cols.map((k) => [k, get(R.s1, k, field)]));
       rows.push(`| 1. x + y, latency ${name} ms, 1 in flight | ${cols.map((k) => colCell(k, w[k], 2, '1')).join(' | ')} | ${rcell(ratio(w.cran, w.ours))} | ${rcell(ratio(w.ours, w.bare))} | – | – |`);
+    }
+    if (R.pipeFloor?.length) {
+      const pf = (field, d) => cell(R.pipeFloor.map((r) => r[field]), d);
+      rows.push(`| 1. reference: the same requests echoed by \`cat\` (pipes + driver only): calls/s; latency median, p99 ms | ${pf('cps', 0)}; ${pf('p50', 3)}, ${pf('p99', 3)} | | | | | – | – |`);
     }
   }
   // 2. cold start (lower is better)

@@ -47,6 +47,47 @@
 #' means no structured content at all, not a JSON `null`. Making the value
 #' match the tool's `output_schema` is up to the tool.
 #'
+#' @section Mapping with the default options:
+#' What a payload value becomes with the default options (jsonlite's defaults
+#' with `auto_unbox = TRUE`; the text copy shows the same JSON):
+#'
+#' | R value | JSON |
+#' | --- | --- |
+#' | `TRUE`, `c(TRUE, NA)` | `true`, `[true,null]` |
+#' | `1L`, `c(1L, NA)` | `1`, `[1,"NA"]` |
+#' | `3.14159`, `1e5`, `c(1, NA, NaN, Inf)` | `3.1416`, `100000`, `[1,"NA","NaN","Inf"]` (4 decimal places) |
+#' | `"a"`, `c("a", NA)` | `"a"`, `["a",null]` |
+#' | `character(0)`, `integer(0)` | `[]` |
+#' | `NULL` inside a list | `null` (`{}` with `mcplite.json.null = "list"`) |
+#' | `list(a = 1, b = "x")` | `{"a":1,"b":"x"}` |
+#' | `list(1, "x")` | `[1,"x"]` |
+#' | `factor("lo")` | `"lo"` |
+#' | `as.Date("2025-01-31")` | `"2025-01-31"` |
+#' | `as.POSIXct("2025-01-31 12:00:00", tz = "UTC")` | `"2025-01-31 12:00:00"` |
+#' | `matrix(1:4, 2)` | `[[1,3],[2,4]]` (row by row) |
+#' | `data.frame(x = 1:2, y = c("a", NA))` | `[{"x":1,"y":"a"},{"x":2}]` (one object per row; missing cells left out) |
+#' | `I(5)`, `jsonlite::unbox(c(a = 1))` | `[5]`, `1` |
+#' | `as.raw(1:3)` | `"AQID"` (base64) |
+#' | `complex(real = 1, imaginary = 2)` | `"1+2i"` |
+#' | a string of class `json` | the string itself, never raw JSON |
+#'
+#' Environments, functions, external pointers, S4 objects, language objects
+#' and classes jsonlite has no method for are refused: [tool_result()] raises an
+#' error of class `mcplite_error_serialize` when the result is built, and an
+#' ordinary return value of that kind becomes a tool error the client sees.
+#'
+#' @section Differences from jsonlite:
+#' The serializer is mcplite's own (in Rust), tested byte for byte against
+#' jsonlite's `toJSON()` on thousands of values and option combinations. The
+#' known differences are deliberate:
+#' * functions are refused, where jsonlite writes their source code;
+#' * pairlists are refused like other language objects, where jsonlite turns
+#'   them into lists;
+#' * complex numbers with `mcplite.json.digits = NA` keep 15 significant
+#'   digits, where jsonlite fails;
+#' * `integer64`, `sf` and `blob` values are not mapped (an error), where
+#'   jsonlite has methods for them.
+#'
 #' @section Payload options:
 #' Three global options, plus one for number formatting, change how payloads
 #' (ordinary return values and structured content, including the generated

@@ -4,6 +4,8 @@
 # prebuilt r-cran-* where they exist, CRAN for the rest), the npm modules of the
 # interoperability tests, and finally `R CMD INSTALL .` (offline Rust build from
 # the shipped vendor archive). Safe to re-run: it only installs what is missing.
+# With --demo, it then runs the example server through a scripted client
+# exchange (inst/examples/client-demo.R) and prints every request and answer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -57,3 +59,8 @@ fi
 log "R CMD INSTALL ."
 R CMD INSTALL --no-multiarch . >/tmp/mcplite-install.log 2>&1 || { tail -50 /tmp/mcplite-install.log >&2; exit 1; }
 log "installed mcplite $(Rscript --vanilla -e 'cat(format(packageVersion("mcplite")))')"
+
+if [ "${1:-}" = "--demo" ]; then
+  log "demo: a scripted client talks to inst/examples/minimal.R"
+  Rscript --vanilla inst/examples/client-demo.R "$root/inst/examples/minimal.R"
+fi

@@ -100,7 +100,8 @@ class Server {
   start() {
     const childEnv = { ...cleanEnv(), ...this.impl.env, ...this.extraEnv };
     this.t0 = now();
-    this.proc = spawn('Rscript', ['--vanilla', this.script], { env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const [cmd, args] = this.impl.command ? this.impl.command : ['Rscript', ['--vanilla', this.script]];
+    this.proc = spawn(cmd, args, { env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     // 'close' fires after the exit and after stdout/stderr are fully read.
     this.exited = new Promise((resolve) => this.proc.on('close', (code, sig) => resolve({ code, sig })));
     this.proc.on('error', (e) => this.failAll(e));
@@ -128,7 +129,7 @@ class Server {
       carry = joined.slice(-12).replace(/^.*("spanId"|span_id\s*:)/s, '');
       this.stderrTail = (this.stderrTail + text).slice(-20000);
     });
-    this.proc.on('exit', (code, sig) => {
+    this.proc.on('close', (code, sig) => {
       if (this.pending.size) this.failAll(new Error(`${this.impl.label} ${path.basename(this.script)} exited (code ${code}, signal ${sig}) with ${this.pending.size} requests pending; stderr tail:\n${this.stderrTail}`));
     });
     return this;
@@ -328,6 +329,20 @@ async function checkAdd(srv) {
   if (text !== String(id + 2) || res.isError) throw new Error(`${srv.impl.label}: add returned ${r.text.slice(0, 300)}`);
 }
 
+// Reference for scenario 1: the same requests echoed back by `cat`, i.e. the
+// cost of the pipes and of this driver alone, with no server work at all.
+async function pipeFloor() {
+  const srv = new Server({ label: 'cat', env: {}, command: ['cat', []] }, 'cat').start();
+  try {
+    await sequential(srv, 20, addCall);
+    const { cps } = await pipelined(srv, P.throughputMs, P.minCalls, P.window, addCall);
+    const lat = await sequential(srv, P.latency, addCall);
+    return { cps, p50: median(lat), p99: quantile(lat, 0.99) };
+  } finally {
+    await srv.close();
+  }
+}
+
 async function scenarioAdd(impl, extraEnv = {}, latCalls = P.latency) {
   const srv = new Server(impl, script(impl, 'add'), extraEnv).start();
   try {
@@ -524,32 +539,54 @@ async function main() {
   // (or right after the heaviest one).
   const order = (rep) => active.map((_, i) => active[(i + rep) % active.length]);
   const push = (obj, key, val) => (obj[key] ||= []).push(val);
+  // A column that fails in a scenario is reported and skipped for the rest of
+  // that scenario; the other columns and scenarios still run.
+  const failed = (sc, impl) => results.columns[impl.key].failed?.[sc];
+  const guard = async (sc, impl, fn) => {
+    if (failed(sc, impl)) return undefined;
+    try {
+      return await fn();
+    } catch (e) {
+      const msg = String(e.message || e).split('\n')[0];
+      (results.columns[impl.key].failed ||= {})[sc] = msg;
+      log(`scenario ${sc}, ${impl.label}: FAILED: ${String(e.message || e)}`);
+      return undefined;
+    }
+  };
 
   if (onlyScenarios.includes('1')) {
-    for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
+    for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++) {
+      results.pipeFloor ||= [];
+      results.pipeFloor.push(await pipeFloor());
       for (const impl of order(rep)) {
-        const r = await scenarioAdd(impl);
+        const r = await guard('1', impl, () => scenarioAdd(impl));
+        if (!r) continue;
         delete r.srv;
         push(results.s1, impl.key, r);
         log(`s1 rep ${rep + 1} ${impl.label}: ${r.cps.toFixed(0)} calls/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
       }
+    }
   }
   if (onlyScenarios.includes('2')) {
     for (let rep = 0; rep < P.coldReps && !(rep > 0 && overBudget()); rep++) {
       for (const kind of ['list', 'discover', 'legacy']) {
         results.rscriptNull.push(await rscriptNull());
-        for (const impl of order(rep)) push(results.s2, `${impl.key}.${kind}`, await coldOnce(impl, kind));
+        for (const impl of order(rep)) {
+          const ms = await guard('2', impl, () => coldOnce(impl, kind));
+          if (ms !== undefined) push(results.s2, `${impl.key}.${kind}`, ms);
+        }
       }
       for (const impl of order(rep)) if (impl.pkg) push(results.s2, `${impl.key}.load`, await rscriptNull(impl));
       log(`s2 rep ${rep + 1}: Rscript NULL ${results.rscriptNull.at(-1).toFixed(0)} ms; ` +
-        active.map((i) => `${i.label} list ${results.s2[`${i.key}.list`].at(-1).toFixed(0)} ms`).join(', '));
+        active.map((i) => `${i.label} list ${results.s2[`${i.key}.list`]?.at(-1)?.toFixed(0)} ms`).join(', '));
     }
     for (const impl of active) results.columns[impl.key].discoverAnswer = impl.discoverAnswer;
   }
   if (onlyScenarios.includes('3')) {
     for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
       for (const impl of order(rep)) {
-        const r = await scenarioDf(impl);
+        const r = await guard('3', impl, () => scenarioDf(impl));
+        if (!r) continue;
         push(results.s3, impl.key, r);
         log(`s3 rep ${rep + 1} ${impl.label}: ${r.ms.toFixed(0)} ms (${(r.bytes / 1e6).toFixed(1)} MB)`);
       }
@@ -557,7 +594,8 @@ async function main() {
   if (onlyScenarios.includes('4')) {
     for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
       for (const impl of order(rep)) {
-        const r = await scenarioTools(impl);
+        const r = await guard('4', impl, () => scenarioTools(impl));
+        if (!r) continue;
         push(results.s4, impl.key, r);
         log(`s4 rep ${rep + 1} ${impl.label}: p50 ${r.p50.toFixed(2)} ms (${(r.bytes / 1e3).toFixed(0)} kB)`);
       }
@@ -569,7 +607,7 @@ async function main() {
       for (const impl of active.filter((i) => i.pkg)) {
         const traceEnv =
           impl.key === 'cran' && fs.existsSync(path.join(OTELSDK_LIB, 'otelsdk')) ? { R_LIBS: `${CRAN_LIB}:${OTELSDK_LIB}` } : {};
-        const ok = await tracingAvailable(impl, traceEnv);
+        const ok = (await guard('5', impl, () => tracingAvailable(impl, traceEnv))) ?? false;
         results.columns[impl.key].tracing = ok;
         if (!ok) {
           results.columns[impl.key].tracingWhy = impl.key === 'cran' && !traceEnv.R_LIBS
@@ -584,7 +622,8 @@ async function main() {
             const before = { ...stats };
             const file = path.join(tmp, 'spans.jsonl');
             fs.rmSync(file, { force: true });
-            const r = await scenarioAdd(impl, { ...traceEnv, ...e }, Math.ceil(P.latency / 2));
+            const r = await guard(`5 ${name}`, impl, () => scenarioAdd(impl, { ...traceEnv, ...e }, Math.ceil(P.latency / 2)));
+            if (!r) continue;
             r.otlpRequests = stats.requests - before.requests;
             // Spans that reached the exporter's destination, to compare with the
             // requests sent (a tracer that drops spans would look cheap).
@@ -610,6 +649,10 @@ async function main() {
   const md = renderTable(results);
   fs.writeFileSync(path.join(outDir, 'latest.md'), md);
   console.log(md);
+  if (Object.values(results.columns).some((c) => c.failed)) {
+    console.error('# some columns failed in some scenarios: see FAILED cells and the log above');
+    process.exitCode = 1;
+  }
 }
 
 // ---------------------------------------------------------------- table
@@ -622,7 +665,9 @@ function renderTable(R) {
     const s = summary(xs);
     return `${f(s.median, d)} (${f(s.min, d)}–${f(s.max, d)})`;
   };
-  const colCell = (k, xs, d) => cell(xs, d) ?? (R.columns[k].missing ? `n/a (${R.columns[k].missing})` : 'n/a');
+  const colCell = (k, xs, d, sc) =>
+    cell(xs, d) ??
+    (R.columns[k].missing ? `n/a (${R.columns[k].missing})` : R.columns[k].failed?.[sc] ? `FAILED (${R.columns[k].failed[sc].slice(0, 80)})` : 'n/a');
   // Paired ratio per repetition: a/b, summarised as median (min–max).
   const ratio = (a, b) => {
     if (!a || !b) return null;
@@ -647,11 +692,15 @@ function renderTable(R) {
     const v = Object.fromEntries(cols.map((k) => [k, get(R.s1, k, 'cps')]));
     const up = ratio(v.ours, v.cran);
     const cost = ratio(v.bare, v.ours);
-    rows.push(`| 1. x + y, calls/s, ${R.params.window} in flight for ${R.params.throughputMs / 1000} s | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(cost)} | ≥10× CRAN; ≤2× bare | ` +
+    rows.push(`| 1. x + y, calls/s, ${R.params.window} in flight for ${R.params.throughputMs / 1000} s | ${cols.map((k) => colCell(k, v[k], 0, '1')).join(' | ')} | ${rcell(up)} | ${rcell(cost)} | ≥10× CRAN; ≤2× bare | ` +
       `${verdict(up, (x) => x >= 10)} / ${verdict(cost, (x) => x <= 2)} |`);
     for (const [field, name] of [['p50', 'median'], ['p99', 'p99']]) {
       const w = Object.fromEntries(cols.map((k) => [k, get(R.s1, k, field)]));
-      rows.push(`| 1. x + y, latency ${name} ms, 1 in flight | ${cols.map((k) => colCell(k, w[k], 2)).join(' | ')} | ${rcell(ratio(w.cran, w.ours))} | ${rcell(ratio(w.ours, w.bare))} | – | – |`);
+      rows.push(`| 1. x + y, latency ${name} ms, 1 in flight | ${cols.map((k) => colCell(k, w[k], 2, '1')).join(' | ')} | ${rcell(ratio(w.cran, w.ours))} | ${rcell(ratio(w.ours, w.bare))} | – | – |`);
+    }
+    if (R.pipeFloor?.length) {
+      const pf = (field, d) => cell(R.pipeFloor.map((r) => r[field]), d);
+      rows.push(`| 1. reference: the same requests echoed by \`cat\` (pipes + driver only): calls/s; latency median, p99 ms | ${pf('cps', 0)}; ${pf('p50', 3)}, ${pf('p99', 3)} | | | | | – | – |`);
     }
   }
   // 2. cold start (lower is better)
@@ -666,7 +715,7 @@ function renderTable(R) {
       const target = kind === 'discover' ? '–' : 'no slower than CRAN; ≤ Rscript NULL + 100 ms';
       const status = kind === 'discover' ? '–' :
         `${verdict(up, (x) => x >= 1)} / ${over ? (over <= 100 ? 'met' : 'missed') : 'not measured'} (${over !== null ? signed(over) : '–'} ms vs NULL)`;
-      rows.push(`| 2. cold start to ${name}, ms | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ${target} | ${status} |`);
+      rows.push(`| 2. cold start to ${name}, ms | ${cols.map((k) => colCell(k, v[k], 0, '2')).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ${target} | ${status} |`);
     }
     rows.push(`| 2. reference: \`Rscript --vanilla -e 'NULL'\` to exit, ms | ${cols.map(() => cell(nul, 0) ?? '–').join(' | ')} | – | – | – | – |`);
     {
@@ -679,13 +728,13 @@ function renderTable(R) {
     const v = Object.fromEntries(cols.map((k) => [k, get(R.s3, k, 'ms')]));
     const up = ratio(v.cran, v.ours);
     const mb = R.s3.ours?.[0]?.bytes ?? R.s3.cran?.[0]?.bytes ?? R.s3.bare?.[0]?.bytes;
-    rows.push(`| 3. ${R.params.dfRows}-row data frame as structuredContent, ms per call (${f(mb / 1e6, 1)} MB line) | ${cols.map((k) => colCell(k, v[k], 0)).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ≥3× CRAN | ${verdict(up, (x) => x >= 3)} |`);
+    rows.push(`| 3. ${R.params.dfRows}-row data frame as structuredContent, ms per call (${f(mb / 1e6, 1)} MB line) | ${cols.map((k) => colCell(k, v[k], 0, '3')).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ≥3× CRAN | ${verdict(up, (x) => x >= 3)} |`);
   }
   // 4. tools/list with many tools
   if (ran('4')) {
     for (const [field, name] of [['p50', 'median'], ['p99', 'p99']]) {
       const v = Object.fromEntries(cols.map((k) => [k, get(R.s4, k, field)]));
-      rows.push(`| 4. tools/list with ${R.params.nTools} tools, ${name} ms | ${cols.map((k) => colCell(k, v[k], 2)).join(' | ')} | ${rcell(ratio(v.cran, v.ours))} | ${rcell(ratio(v.ours, v.bare))} | – | – |`);
+      rows.push(`| 4. tools/list with ${R.params.nTools} tools, ${name} ms | ${cols.map((k) => colCell(k, v[k], 2, '4')).join(' | ')} | ${rcell(ratio(v.cran, v.ours))} | ${rcell(ratio(v.ours, v.bare))} | – | – |`);
     }
   }
   // 5. tracing: per column, throughput with each configuration relative to off

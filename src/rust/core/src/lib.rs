@@ -59,10 +59,17 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(
                 Err(_) => break,
             },
         };
+        if let Some(id) = cancellation_of(&line) {
+            // Its request was handled before it (answered or dropped): forget it.
+            cancelled.retain(|c| *c != id);
+        }
         let handled = server.handle_line(&line, host, observer);
         let Some(response) = &handled.line else { continue };
         // Look at what has arrived meanwhile for a cancellation of this id.
-        while let Ok(item) = rx.try_recv() {
+        // Bounded: lines move from the channel to `pending` only up to the
+        // read-ahead limit, so a fast client cannot make the buffer grow.
+        while pending.len() < READ_AHEAD_LINES {
+            let Ok(item) = rx.try_recv() else { break };
             let next = item?;
             if let Some(id) = cancellation_of(&next) {
                 cancelled.push(id);

@@ -63,7 +63,7 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(
             // Its request was handled before it (answered or dropped): forget it.
             cancelled.retain(|c| *c != id);
         }
-        let handled = server.handle_line(&line, host, observer);
+        let handled = handle_guarded(server, &line, host, observer);
         let Some(response) = &handled.line else { continue };
         // Look at what has arrived meanwhile for a cancellation of this id.
         // Bounded: lines move from the channel to `pending` only up to the
@@ -87,6 +87,28 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(
         }
     }
     Ok(())
+}
+
+/// Handle one line; a bug that panics still gives the request its one answer
+/// (-32603) and leaves the server running.
+fn handle_guarded(server: &mut Server, line: &[u8], host: &mut dyn ToolHost, observer: &mut dyn Observer) -> Handled {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    match catch_unwind(AssertUnwindSafe(|| server.handle_line(line, host, observer))) {
+        Ok(handled) => handled,
+        Err(_) => {
+            let id = match catch_unwind(|| envelope::classify(line)) {
+                Ok(envelope::Incoming::Request(msg)) => msg.id,
+                _ => None,
+            };
+            let error = envelope::RpcError::new(envelope::ErrorCode::InternalError, "Internal error");
+            Handled {
+                line: id.as_ref().map(|id| envelope::error_line(Some(id), &error)),
+                rpc_error: Some(error.code),
+                request_id_json: id.as_ref().and_then(|id| serde_json::from_str(id.raw()).ok()),
+                ..Default::default()
+            }
+        }
+    }
 }
 
 /// The `requestId` of a `notifications/cancelled` line, if it is one.

@@ -29,6 +29,7 @@ impl ToolHost for EchoHost {
                 }],
                 ..Default::default()
             },
+            "panics" => panic!("a bug in a tool host"),
             "rows" => CallResult {
                 content: vec![Content::text("[{\"a\":1}]")],
                 structured: Some(StructuredJson { json: "[{\"a\":1}]".into() }),
@@ -53,7 +54,7 @@ fn tool(name: &str) -> ToolDef {
 
 fn run(lines: &[&str]) -> (Vec<Value>, usize) {
     let mut server = Server::new(
-        vec![tool("echo"), tool("fail"), tool("speak"), tool("rows")],
+        vec![tool("echo"), tool("fail"), tool("speak"), tool("rows"), tool("panics")],
         Some("Be nice.".into()),
         ServerInfo { name: "mcplite".into(), version: "0.1.0".into() },
     )
@@ -84,7 +85,7 @@ fn legacy_handshake_list_and_call() {
     assert_eq!(r[0]["result"]["protocolVersion"], json!("2024-11-05"));
     assert_eq!(r[0]["result"]["instructions"], json!("Be nice."));
     assert_eq!(r[0]["result"]["capabilities"], json!({"tools":{}}));
-    assert_eq!(r[1]["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(r[1]["result"]["tools"].as_array().unwrap().len(), 5);
     assert!(r[1]["result"].get("resultType").is_none());
     assert_eq!(r[2]["result"]["content"][0]["text"], json!("{\"a\":[1,2]}"));
     assert_eq!(r[3]["result"]["isError"], json!(true));
@@ -178,4 +179,16 @@ fn cancelled_requests_get_no_answer() {
     assert_eq!(calls, 2);
     assert_eq!(r.len(), 1, "the cancelled request is not answered: {r:?}");
     assert_eq!(r[0]["id"], json!("next"));
+}
+
+#[test]
+fn a_panic_still_gives_one_answer_and_the_server_goes_on() {
+    let (r, calls) = run(&[
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"panics",{M}}}}}"#),
+        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
+    ]);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0], json!({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}));
+    assert_eq!(r[1]["result"]["content"][0]["text"], json!("{}"));
+    assert_eq!(calls, 2, "both calls reached the host");
 }

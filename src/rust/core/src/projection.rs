@@ -4,6 +4,7 @@
 use crate::result::{CallResult, Content, ContentKind, ToolDef};
 use crate::version::{Structured, Version};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 fn schema_root_is_object(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
@@ -72,17 +73,27 @@ pub fn project_tool(tool: &ToolDef, v: &Version) -> Value {
     Value::Object(out)
 }
 
-/// A content block narrowed to version `v`. Blocks the version cannot carry at
-/// all are handled by [`project_result`].
-fn project_content(block: &Content, v: &Version) -> Value {
-    let mut body = block.body.clone();
-    if !v.content_meta {
+/// A content block narrowed to version `v`: borrowed as is when the version
+/// keeps everything it holds (large text blocks are not copied), else a
+/// copy without the fields the version lacks. Blocks the version cannot carry
+/// at all are handled by [`project_result`].
+fn project_content<'a>(block: &'a Content, v: &Version) -> Cow<'a, Map<String, Value>> {
+    let body = &block.body;
+    let drops_meta = !v.content_meta
+        && (body.contains_key("_meta") || body.get("resource").is_some_and(|r| r.get("_meta").is_some()));
+    let drops_modified = !v.last_modified && body.get("annotations").is_some_and(|a| a.get("lastModified").is_some());
+    let drops_icons = !v.icons && body.contains_key("icons");
+    if !(drops_meta || drops_modified || drops_icons) {
+        return Cow::Borrowed(body);
+    }
+    let mut body = body.clone();
+    if drops_meta {
         body.remove("_meta");
         if let Some(Value::Object(res)) = body.get_mut("resource") {
             res.remove("_meta");
         }
     }
-    if !v.last_modified {
+    if drops_modified {
         if let Some(Value::Object(ann)) = body.get_mut("annotations") {
             ann.remove("lastModified");
             if ann.is_empty() {
@@ -90,10 +101,10 @@ fn project_content(block: &Content, v: &Version) -> Value {
             }
         }
     }
-    if !v.icons {
+    if drops_icons {
         body.remove("icons");
     }
-    Value::Object(body)
+    Cow::Owned(body)
 }
 
 /// The `CallToolResult` object for version `v`, as JSON text. `server_meta`
@@ -122,15 +133,17 @@ pub fn project_result(result: &CallResult, v: &Version, server_meta: Option<(&st
         .structured
         .as_ref()
         .filter(|s| structured_allowed(v.structured_content, s.is_object()));
-    let mut content: Vec<Value> = result.content.iter().map(|b| project_content(b, v)).collect();
+    let fallback;
+    let mut content: Vec<Cow<Map<String, Value>>> = result.content.iter().map(|b| project_content(b, v)).collect();
     if content.is_empty() {
         if let (Some(s), None) = (&result.structured, structured) {
             // Dropped structured content must still reach the client as text.
-            content.push(Value::Object(Content::text(s.json.clone()).body));
+            fallback = Content::text(s.json.clone());
+            content.push(Cow::Borrowed(&fallback.body));
         }
     }
     out.push_str("\"content\":");
-    out.push_str(&Value::Array(content).to_string());
+    out.push_str(&serde_json::to_string(&content).unwrap_or_else(|_| "[]".into()));
     if let Some(s) = structured {
         out.push_str(",\"structuredContent\":");
         out.push_str(&s.json);

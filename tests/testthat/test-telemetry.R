@@ -203,3 +203,15 @@ test_that("spans that tool code starts with otel are children of the server span
   remote <- Filter(function(s) s$traceId == "4bf92f3577b34da6a3ce929d0e0e4736", work)
   expect_length(remote, 1)
 })
+
+test_that("the standard sampler variables are honoured", {
+  skip_if_no_mcplite_child()
+  off <- mcp_exchange(traced_lines(), server = otel_server(),
+                      env = c(OTEL_R_TRACES_EXPORTER = "stderr", OTEL_TRACES_SAMPLER = "always_off"))
+  expect_length(off$responses, 8)
+  expect_false(grepl("resourceSpans", off$stderr, fixed = TRUE))
+  ratio <- mcp_exchange(traced_lines(), server = otel_server(),
+                        env = c(OTEL_R_TRACES_EXPORTER = "stderr", OTEL_TRACES_SAMPLER = "traceidratio",
+                                OTEL_TRACES_SAMPLER_ARG = "1"))
+  expect_length(spans_from_json_lines(strsplit(ratio$stderr, "\n", fixed = TRUE)[[1]]), 7)
+})

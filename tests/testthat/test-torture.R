@@ -187,3 +187,12 @@ test_that("a tool slower than the client waits: its cancelled answer is dropped,
   ids <- vapply(out$responses, function(r) r$id, "")
   expect_identical(ids, "next")
 })
+
+test_that("strings in any R encoding are sent as UTF-8 and never stop the server", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(initialize_line("2025-11-25"), legacy_call(1, "encodings"),
+                        legacy_call(2, "add", '{"a":1,"b":1}')), server = protocol_server())
+  expect_identical(out$status, 0L)
+  expect_identical(first_text(mcp_by_id(out$responses, 1)), "caf\u00e9\ncaf\ufffd")
+  expect_identical(first_text(mcp_by_id(out$responses, 2)), "2")
+})

@@ -73,6 +73,33 @@ const CE_NATIVE: i32 = 0;
 const CE_UTF8: i32 = 1;
 const CE_BYTES: i32 = 3;
 
+/// The UTF-8 bytes of a CHARSXP, or `None` for `NA`. UTF-8, ASCII, "bytes"
+/// and native strings in a UTF-8 locale are borrowed as they are (never
+/// handed to R's translation, which raises an R error for "bytes"); others
+/// (Latin-1, other native encodings) are translated as jsonlite's enc2utf8
+/// does, releasing R's scratch memory at once so a long-running server does
+/// not accumulate it.
+///
+/// # Safety
+/// `ch` must be a CHARSXP that outlives the returned borrow.
+pub(crate) unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
+    if ch == ffi::R_NaString {
+        return None;
+    }
+    let n = ffi::LENGTH(ch).max(0) as usize;
+    let p = ffi::R_CHAR(ch) as *const u8;
+    let bytes: &[u8] = if n == 0 { &[] } else { std::slice::from_raw_parts(p, n) };
+    let ce = ffi::Rf_getCharCE(ch);
+    if ce == CE_UTF8 || ce == CE_BYTES || bytes.is_ascii() || (ce == CE_NATIVE && utf8_locale()) {
+        return Some(Cow::Borrowed(bytes));
+    }
+    let top = ffi::vmaxget();
+    let t = ffi::Rf_translateCharUTF8(ch);
+    let owned = std::ffi::CStr::from_ptr(t).to_bytes().to_vec();
+    ffi::vmaxset(top);
+    Some(Cow::Owned(owned))
+}
+
 /// A SEXP seen by the serializer. Objects reached from the root are kept
 /// alive by the root; objects R made for us (conversions) are owned via `keep`,
 /// which their children share.
@@ -291,25 +318,7 @@ impl RValue for Sx {
             return None;
         }
         // SAFETY: i is in range; CHARSXPs live as long as their vector.
-        unsafe {
-            let ch = ffi::STRING_ELT(self.sexp, i as isize);
-            if ch == ffi::R_NaString {
-                return None;
-            }
-            let n = ffi::LENGTH(ch).max(0) as usize;
-            let p = ffi::R_CHAR(ch) as *const u8;
-            let bytes: &[u8] = if n == 0 { &[] } else { std::slice::from_raw_parts(p, n) };
-            let ce = ffi::Rf_getCharCE(ch);
-            if ce == CE_UTF8 || ce == CE_BYTES || bytes.is_ascii() || (ce == CE_NATIVE && utf8_locale()) {
-                return Some(Cow::Borrowed(bytes));
-            }
-            // Latin-1 or a non-UTF-8 native encoding: translate (jsonlite's enc2utf8).
-            let top = ffi::vmaxget();
-            let t = ffi::Rf_translateCharUTF8(ch);
-            let owned = std::ffi::CStr::from_ptr(t).to_bytes().to_vec();
-            ffi::vmaxset(top);
-            Some(Cow::Owned(owned))
-        }
+        unsafe { charsxp_utf8(ffi::STRING_ELT(self.sexp, i as isize)) }
     }
 
     fn list_elt(&self, i: usize) -> Self {

@@ -12,7 +12,6 @@ pub const MAX_DEPTH: usize = 512;
 // SEXP is an opaque pointer on the C side.
 #[allow(improper_ctypes)]
 extern "C" {
-    fn Rf_translateCharUTF8(x: ffi::SEXP) -> *const std::os::raw::c_char;
     fn Rf_inherits(x: ffi::SEXP, klass: *const std::os::raw::c_char) -> ffi::Rboolean;
 }
 
@@ -21,15 +20,10 @@ pub fn inherits(x: ffi::SEXP, klass: &CStr) -> bool {
     unsafe { Rf_inherits(x, klass.as_ptr()) != ffi::Rboolean::FALSE }
 }
 
-/// UTF-8 text of a CHARSXP (None for NA).
+/// UTF-8 text of a CHARSXP (None for NA); invalid bytes become U+FFFD.
 pub fn char_utf8(ch: ffi::SEXP) -> Option<String> {
-    unsafe {
-        if ch == ffi::R_NaString {
-            return None;
-        }
-        let p = Rf_translateCharUTF8(ch);
-        Some(CStr::from_ptr(p).to_string_lossy().into_owned())
-    }
+    // SAFETY: callers pass CHARSXPs taken from live vectors.
+    unsafe { crate::rjson::charsxp_utf8(ch) }.map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// The element of list `x` named exactly `name` (R's `$` would also match a

@@ -11,7 +11,7 @@
 use crate::envelope::{self, ErrorCode, Incoming, Message, RpcError};
 use crate::projection::{project_result, project_tool};
 use crate::result::{CallResult, ToolDef};
-use crate::version::{self, Era, VersionIndex, VERSIONS};
+use crate::version::{self, VersionIndex, VERSIONS};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -48,27 +48,17 @@ pub struct ServerInfo {
     pub version: String,
 }
 
-/// What happened to one message; telemetry reads this.
+/// What happened to one message: the answer, and what telemetry and the
+/// cancellation check need to know about it.
 #[derive(Debug, Default)]
 pub struct Handled {
     /// The response line, if the message gets one.
     pub line: Option<String>,
-    /// The message passed envelope validation (it deserves a span).
-    pub valid: bool,
-    pub method: Option<String>,
     pub version: Option<VersionIndex>,
-    pub tool_name: Option<String>,
     pub rpc_error: Option<ErrorCode>,
     pub tool_error: bool,
-    pub request_id: Option<String>,
     /// The request id as a JSON value, to match cancellations.
     pub request_id_json: Option<Value>,
-}
-
-impl Handled {
-    pub fn request_id_value(&self) -> Option<Value> {
-        self.request_id_json.clone()
-    }
 }
 
 pub struct Server {
@@ -113,8 +103,6 @@ impl Server {
             Incoming::Notification(msg) => {
                 observer.begin(&msg);
                 let handled = Handled {
-                    valid: true,
-                    method: Some(msg.method.clone()),
                     version: self.version_hint(&msg),
                     ..Default::default()
                 };
@@ -142,9 +130,6 @@ impl Server {
 
     fn handle_request(&mut self, msg: Message, host: &mut dyn ToolHost) -> Handled {
         let mut handled = Handled {
-            valid: true,
-            method: Some(msg.method.clone()),
-            request_id: msg.id.as_ref().map(|id| id.display()),
             request_id_json: msg.id.as_ref().and_then(|id| serde_json::from_str(id.raw()).ok()),
             ..Default::default()
         };
@@ -294,7 +279,6 @@ impl Server {
             Some(Value::String(s)) => s.as_str(),
             _ => return Err(RpcError::new(ErrorCode::InvalidParams, "Invalid params: tools/call needs a string name")),
         };
-        handled.tool_name = Some(name.to_string());
         let arguments = match msg.params.get("arguments") {
             None => Map::new(),
             Some(Value::Object(m)) => m.clone(),
@@ -321,7 +305,3 @@ fn is_modern(meta: &Map<String, Value>) -> bool {
     meta.contains_key(META_PROTOCOL_VERSION) || meta.contains_key(META_CLIENT_CAPABILITIES)
 }
 
-/// Era of a version, re-exported for callers that only hold an index.
-pub fn era(v: VersionIndex) -> Era {
-    VERSIONS[v].era
-}

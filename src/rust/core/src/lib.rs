@@ -76,8 +76,8 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(
             }
             pending.push_back(next);
         }
-        if let Some(id) = handled.request_id_value() {
-            if let Some(pos) = cancelled.iter().position(|c| *c == id) {
+        if let Some(id) = &handled.request_id_json {
+            if let Some(pos) = cancelled.iter().position(|c| c == id) {
                 cancelled.swap_remove(pos);
                 continue;
             }

@@ -1,44 +1,100 @@
-//! Routing: one validated message in, at most one response line out.
+//! Routing: one validated request in, what happened out. Handlers return
+//! values ([`Reply`]); the service layer (`serve`) writes answers and records
+//! what happened for telemetry.
 //!
 //! Era rules (each request judged on its own):
-//! - a request whose `params._meta` names a protocol version or client
-//!   capabilities is served statelessly in the version it names;
+//! - a request whose `params._meta` carries any of the modern request keys
+//!   (protocol version, client capabilities, client info, log level) is served
+//!   statelessly in the version it names, after its `_meta` is validated;
 //! - otherwise `tools/list` and `tools/call` use the version negotiated by the
 //!   latest legacy `initialize`; before any `initialize` they get -32602, as a
 //!   modern request without its required `_meta` would;
-//! - `initialize` may be repeated and re-negotiates; it never affects modern requests.
+//! - `initialize` may be repeated and re-negotiates; it never affects modern
+//!   requests.
 
-use crate::envelope::{self, ErrorCode, Incoming, Message, RpcError};
-use crate::projection::{project_result, project_tool};
+use crate::envelope::{self, ErrorCode, Message, RequestId, RpcError};
+use crate::json::Val;
+use crate::projection::{project_tool, write_result};
+use crate::r::{self, Formals, RValue};
+use crate::requests::{self, Shape};
 use crate::result::{CallResult, ToolDef};
+use crate::rjson;
 use crate::version::{self, VersionIndex, VERSIONS};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
+use std::time::Duration;
 
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// Runs tools; the only way the core reaches R.
+/// The request `_meta` keys that only modern (2026-07-28) requests carry.
+const MODERN_KEYS: [&str; 4] = [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL];
+
+/// A tool: its metadata, its argument names and the host's function, in one value.
+pub struct Tool<F> {
+    pub def: ToolDef,
+    pub formals: Formals,
+    pub fun: F,
+}
+
+/// Identifies a tool call running on a worker.
+pub type TaskId = u64;
+
+/// How a tool call ended.
+#[derive(Debug)]
+pub enum Finished<V> {
+    /// The tool function returned this value.
+    Returned(V),
+    /// It did not return: an R error, an interrupt, a crashed worker, ... The
+    /// message goes to the client as the tool error.
+    Failed(String),
+}
+
+/// What [`ToolHost::call`] did.
+pub enum Started<V> {
+    Done(Finished<V>),
+    /// Running elsewhere; [`ToolHost::poll`] reports it.
+    Running(TaskId),
+}
+
+/// What a call needs to know about the request it serves.
+pub struct CallContext<'a> {
+    /// W3C traceparent of the request's span, when tracing.
+    pub traceparent: Option<String>,
+    /// The answer to write if the tool ends the process (R's `quit()`).
+    pub ended_line: &'a [u8],
+}
+
+/// The host's answer to an idle moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idle {
+    Continue,
+    /// Stop serving (someone pressed Ctrl-C at a terminal).
+    Stop,
+}
+
+/// Runs tools: the only way the core reaches R.
 pub trait ToolHost {
-    /// Run tool `index` with its arguments. R errors come back as a result
-    /// with `is_error` set, never as a failure of the host.
-    fn call_tool(&mut self, index: usize, tool: &ToolDef, arguments: Map<String, Value>) -> CallResult;
-}
-
-/// Sees every message that passed envelope validation: `begin` before it is
-/// handled, `end` after, with what happened. Telemetry implements it.
-pub trait Observer {
-    fn begin(&mut self, msg: &Message);
-    fn end(&mut self, handled: &Handled);
-}
-
-/// An observer that does nothing.
-pub struct NoObserver;
-
-impl Observer for NoObserver {
-    fn begin(&mut self, _msg: &Message) {}
-    fn end(&mut self, _handled: &Handled) {}
+    /// What runs a tool (an R function).
+    type Fun;
+    /// What a tool returns (an R value), read by the core.
+    type Value: RValue;
+    /// Run the tool with these arguments (already checked with
+    /// [`r::args::check`]), or start it on a worker.
+    fn call(&mut self, tool: &Tool<Self::Fun>, arguments: Option<Val<'_>>, cx: &CallContext<'_>) -> Started<Self::Value>;
+    /// A call started earlier that has finished, waiting at most `wait`.
+    fn poll(&mut self, _wait: Duration) -> Option<(TaskId, Finished<Self::Value>)> {
+        None
+    }
+    /// Stop a running call; nothing is answered for it.
+    fn cancel(&mut self, _task: TaskId) {}
+    /// Called while there is nothing to do.
+    fn idle(&mut self) -> Idle {
+        Idle::Continue
+    }
 }
 
 /// The server's name and version, as announced to clients.
@@ -48,210 +104,216 @@ pub struct ServerInfo {
     pub version: String,
 }
 
-/// What happened to one message: the answer, and what telemetry and the
-/// cancellation check need to know about it.
-#[derive(Debug, Default)]
-pub struct Handled {
-    /// The response line, if the message gets one.
-    pub line: Option<String>,
+/// What happened to one message, for telemetry and diagnostics.
+#[derive(Debug, Default, Clone)]
+pub struct Facts {
     pub version: Option<VersionIndex>,
     pub rpc_error: Option<ErrorCode>,
+    /// A tool call answered with `isError: true`.
     pub tool_error: bool,
-    /// The request id as a JSON value, to match cancellations.
-    pub request_id_json: Option<Value>,
+    /// Why a tool call failed (did not return, or returned something that
+    /// cannot be sent), for the author's one line on stderr.
+    pub failure: Option<String>,
+    /// The tool called.
+    pub tool: Option<String>,
 }
 
-pub struct Server {
-    tools: Vec<ToolDef>,
-    by_name: HashMap<String, usize>,
+/// An answer line and what happened.
+#[derive(Debug, Default)]
+pub struct Answer {
+    pub line: Vec<u8>,
+    pub facts: Facts,
+}
+
+/// A tool call whose answer comes later.
+#[derive(Debug)]
+pub struct Pending {
+    pub task: TaskId,
+    pub id: RequestId,
+    pub version: VersionIndex,
+    pub tool: String,
+}
+
+pub enum Reply {
+    Answer(Answer),
+    Pending(Pending),
+}
+
+pub struct Server<F> {
+    tools: HashMap<String, Tool<F>>,
     instructions: Option<String>,
     info: ServerInfo,
     /// Version negotiated by the latest legacy `initialize`.
     legacy: Option<VersionIndex>,
     /// `tools` arrays pre-serialized per version: byte-identical every time.
     tools_json: Vec<String>,
+    /// Payload options for ordinary return values, read when serving started.
+    json_options: rjson::Options,
 }
 
-impl Server {
-    pub fn new(tools: Vec<ToolDef>, instructions: Option<String>, info: ServerInfo) -> Result<Self, String> {
-        let mut by_name = HashMap::new();
-        for (i, t) in tools.iter().enumerate() {
-            if by_name.insert(t.name.clone(), i).is_some() {
-                return Err(format!("duplicate tool name: {}", t.name));
-            }
-        }
+fn error_answer(id: &RequestId, version: Option<VersionIndex>, err: RpcError) -> Answer {
+    Answer {
+        line: envelope::error_line(Some(id), &err),
+        facts: Facts { version, rpc_error: Some(err.code), ..Default::default() },
+    }
+}
+
+impl<F> Server<F> {
+    pub fn new(
+        tools: Vec<Tool<F>>,
+        instructions: Option<String>,
+        info: ServerInfo,
+        json_options: rjson::Options,
+    ) -> Result<Self, String> {
         let tools_json = VERSIONS
             .iter()
-            .map(|v| Value::Array(tools.iter().map(|t| project_tool(t, v)).collect()).to_string())
+            .map(|v| Value::Array(tools.iter().map(|t| project_tool(&t.def, v)).collect()).to_string())
             .collect();
-        Ok(Server { tools, by_name, instructions, info, legacy: None, tools_json })
+        let mut by_name = HashMap::with_capacity(tools.len());
+        for t in tools {
+            let name = t.def.name.clone();
+            if by_name.insert(name.clone(), t).is_some() {
+                return Err(format!("duplicate tool name: {name}"));
+            }
+        }
+        Ok(Server { tools: by_name, instructions, info, legacy: None, tools_json, json_options })
     }
 
     fn server_info_value(&self) -> Value {
         json!({"name": self.info.name, "version": self.info.version})
     }
 
-    /// Handle one raw input line.
-    pub fn handle_line(&mut self, line: &[u8], host: &mut dyn ToolHost, observer: &mut dyn Observer) -> Handled {
-        match envelope::classify(line) {
-            Incoming::Ignore(_) | Incoming::BadNotification => Handled::default(),
-            Incoming::Reject(id, err) => Handled {
-                line: Some(envelope::error_line(id.as_ref(), &err)),
-                rpc_error: Some(err.code),
-                ..Default::default()
-            },
-            Incoming::Notification(msg) => {
-                observer.begin(&msg);
-                let handled = Handled {
-                    version: self.version_hint(&msg),
-                    ..Default::default()
-                };
-                observer.end(&handled);
-                handled
-            }
-            Incoming::Request(msg) => {
-                observer.begin(&msg);
-                let handled = self.handle_request(msg, host);
-                observer.end(&handled);
-                handled
-            }
+    /// The version a message would be served in, for telemetry of
+    /// notifications (requests report theirs in [`Facts`]).
+    pub fn version_hint(&self, msg: &Message) -> Option<VersionIndex> {
+        if is_modern(msg) {
+            msg.meta_field(META_PROTOCOL_VERSION).and_then(|v| v.as_str()).and_then(version::lookup)
+        } else {
+            self.legacy
         }
     }
 
-    /// The version a message would be served in, for telemetry only.
-    fn version_hint(&self, msg: &Message) -> Option<VersionIndex> {
-        match meta_of(msg) {
-            Some(meta) if is_modern(meta) => {
-                meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str).and_then(version::lookup)
-            }
-            _ => self.legacy,
-        }
-    }
-
-    fn handle_request(&mut self, msg: Message, host: &mut dyn ToolHost) -> Handled {
-        let mut handled = Handled {
-            request_id_json: msg.id.as_ref().and_then(|id| serde_json::from_str(id.raw()).ok()),
-            ..Default::default()
-        };
-        let Some(id) = msg.id.clone() else { return handled };
-        let outcome = self.route(&msg, host, &mut handled);
-        handled.line = Some(match outcome {
-            Ok(result) => envelope::result_line(&id, &result),
-            Err(err) => {
-                handled.rpc_error = Some(err.code);
-                envelope::error_line(Some(&id), &err)
-            }
-        });
-        handled
-    }
-
-    fn route(&mut self, msg: &Message, host: &mut dyn ToolHost, handled: &mut Handled) -> Result<String, RpcError> {
-        let modern = meta_of(msg).is_some_and(is_modern);
-        match msg.method.as_str() {
-            "initialize" => self.initialize(msg, handled),
-            "ping" if !modern => {
-                handled.version = self.legacy;
-                Ok("{}".into())
-            }
-            "server/discover" => {
-                let v = self.modern_version(msg)?;
-                handled.version = Some(v);
-                Ok(self.discover())
-            }
+    /// Handle one request (a message with an id).
+    pub fn handle<H: ToolHost<Fun = F>>(&mut self, msg: &Message, host: &mut H, traceparent: Option<String>) -> Reply {
+        let Some(id) = msg.id.clone() else { return Reply::Answer(Answer::default()) };
+        let modern = is_modern(msg);
+        let result = match msg.method.as_str() {
+            "initialize" => self.initialize(msg).map(|(v, text)| (Some(v), text)),
+            "ping" if !modern => Ok((self.legacy, "{}".to_string())),
+            "server/discover" => self.modern_version(msg).map(|v| (Some(v), self.discover())),
             "tools/list" | "tools/call" => {
                 let v = if modern {
-                    self.modern_version(msg)?
+                    self.modern_version(msg)
                 } else {
                     self.legacy.ok_or_else(|| {
-                        RpcError::new(
-                            ErrorCode::InvalidParams,
-                            "Invalid params: send initialize first, or give the protocol version and client \
-                             capabilities in params._meta",
+                        RpcError::invalid_params(
+                            "send initialize first, or give the protocol version and client capabilities in params._meta",
                         )
-                    })?
+                    })
                 };
-                handled.version = Some(v);
-                if msg.method == "tools/list" {
-                    self.list_tools(msg, v)
-                } else {
-                    self.call_tool(msg, v, host, handled)
+                match v {
+                    Err(e) => Err(e),
+                    Ok(v) if msg.method == "tools/list" => self.list_tools(msg, v).map(|text| (Some(v), text)),
+                    Ok(v) => return self.call_tool(msg, id, v, host, traceparent),
                 }
             }
             other => Err(RpcError::new(ErrorCode::MethodNotFound, format!("Method not found: {other}"))),
-        }
+        };
+        Reply::Answer(match result {
+            Ok((version, text)) => Answer {
+                line: envelope::result_line(&id, &text),
+                facts: Facts { version, ..Default::default() },
+            },
+            Err(err) => error_answer(&id, None, err),
+        })
     }
 
-    fn initialize(&mut self, msg: &Message, handled: &mut Handled) -> Result<String, RpcError> {
-        let requested = match msg.params.get("protocolVersion") {
-            Some(Value::String(s)) => s.as_str(),
-            _ => {
-                return Err(RpcError::new(
-                    ErrorCode::InvalidParams,
-                    "Invalid params: initialize needs a string protocolVersion",
-                ))
-            }
+    fn initialize(&mut self, msg: &Message) -> Result<(VersionIndex, String), RpcError> {
+        let requested = match msg.param("protocolVersion") {
+            Some(v) if v.is_string() => v.as_str().unwrap_or(""),
+            Some(_) => return Err(RpcError::invalid_params("protocolVersion must be a string")),
+            None => return Err(RpcError::invalid_params("protocolVersion is required")),
         };
-        for key in ["capabilities", "clientInfo"] {
-            if msg.params.get(key).is_some_and(|v| !v.is_object()) {
-                return Err(RpcError::new(ErrorCode::InvalidParams, format!("Invalid params: {key} must be an object")));
+        let v = version::negotiate_legacy(requested);
+        let want = &VERSIONS[v];
+        for (name, shape) in [("capabilities", want.client_capabilities), ("clientInfo", want.client_info)] {
+            match msg.param(name) {
+                Some(x) => requests::check(x, shape, name).map_err(RpcError::invalid_params)?,
+                None => return Err(RpcError::invalid_params(format!("{name} is required"))),
             }
         }
-        let v = version::negotiate_legacy(requested);
         self.legacy = Some(v);
-        handled.version = Some(v);
         let mut result = Map::new();
-        result.insert("protocolVersion".into(), Value::from(VERSIONS[v].id));
-        result.insert("capabilities".into(), json!({"tools": {}}));
+        result.insert("protocolVersion".into(), Value::from(want.id));
+        result.insert("capabilities".into(), version::server_capabilities());
         result.insert("serverInfo".into(), self.server_info_value());
         if let Some(text) = &self.instructions {
             result.insert("instructions".into(), Value::from(text.clone()));
         }
-        Ok(Value::Object(result).to_string())
+        Ok((v, Value::Object(result).to_string()))
     }
 
     /// Validate the per-request metadata of a modern request.
     fn modern_version(&self, msg: &Message) -> Result<VersionIndex, RpcError> {
-        let missing = |field: &str| {
-            RpcError::new(ErrorCode::InvalidParams, format!("Invalid params: missing required _meta field {field}"))
+        let field = |name: &str| format!("_meta[\"{name}\"]");
+        let missing = |name: &str| RpcError::invalid_params(format!("missing required {}", field(name)));
+        let meta = msg.meta().ok_or_else(|| missing(META_PROTOCOL_VERSION))?;
+        let requested = match meta.get(META_PROTOCOL_VERSION) {
+            None => return Err(missing(META_PROTOCOL_VERSION)),
+            Some(v) => v
+                .as_str()
+                .ok_or_else(|| RpcError::invalid_params(format!("{} must be a string", field(META_PROTOCOL_VERSION))))?,
         };
-        let meta = meta_of(msg).ok_or_else(|| missing(META_PROTOCOL_VERSION))?;
-        let requested = meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str).ok_or_else(|| missing(META_PROTOCOL_VERSION))?;
         let v = version::lookup(requested).ok_or_else(|| {
             RpcError::new(ErrorCode::UnsupportedProtocolVersion, "Unsupported protocol version")
                 .with_data(json!({"supported": version::supported_ids(), "requested": requested}))
         })?;
-        if !meta.get(META_CLIENT_CAPABILITIES).is_some_and(Value::is_object) {
-            return Err(missing(META_CLIENT_CAPABILITIES));
+        let want = &VERSIONS[v];
+        let caps = meta.get(META_CLIENT_CAPABILITIES).ok_or_else(|| missing(META_CLIENT_CAPABILITIES))?;
+        let checks: [(&str, &Shape); 3] = [
+            (META_CLIENT_CAPABILITIES, want.client_capabilities),
+            (META_CLIENT_INFO, want.client_info),
+            (META_LOG_LEVEL, &Shape::Enum(requests::LOGGING_LEVELS)),
+        ];
+        for (name, shape) in checks {
+            let value = if name == META_CLIENT_CAPABILITIES { Some(caps) } else { meta.get(name) };
+            if let Some(x) = value {
+                requests::check(x, shape, &field(name)).map_err(RpcError::invalid_params)?;
+            }
+        }
+        if let Some(token) = meta.get("progressToken") {
+            requests::check(token, &Shape::StringOrInteger, "_meta.progressToken").map_err(RpcError::invalid_params)?;
         }
         Ok(v)
     }
 
-    fn modern_tail(&self, cacheable: bool) -> String {
-        let mut tail = String::new();
+    fn modern_tail(&self, out: &mut String, cacheable: bool) {
         if cacheable {
-            tail.push_str(&format!(",\"ttlMs\":{},\"cacheScope\":\"public\"", version::CACHE_TTL_MS));
+            out.push_str(&format!(",\"ttlMs\":{},\"cacheScope\":\"public\"", version::CACHE_TTL_MS));
         }
-        tail.push_str(&format!(",\"_meta\":{}", json!({ META_SERVER_INFO: self.server_info_value() })));
-        tail
+        out.push_str(&format!(",\"_meta\":{}", json!({ META_SERVER_INFO: self.server_info_value() })));
     }
 
     fn discover(&self) -> String {
         let mut out = String::from("{\"resultType\":\"complete\",\"supportedVersions\":");
         out.push_str(&Value::from(version::supported_ids()).to_string());
-        out.push_str(",\"capabilities\":{\"tools\":{}}");
+        out.push_str(",\"capabilities\":");
+        out.push_str(&version::server_capabilities().to_string());
         if let Some(text) = &self.instructions {
             out.push_str(",\"instructions\":");
             out.push_str(&Value::from(text.clone()).to_string());
         }
-        out.push_str(&self.modern_tail(true));
+        self.modern_tail(&mut out, true);
         out.push('}');
         out
     }
 
     fn list_tools(&self, msg: &Message, v: VersionIndex) -> Result<String, RpcError> {
-        if msg.params.contains_key("cursor") {
+        match msg.param("cursor") {
+            None => {}
             // mcplite lists every tool on one page and never hands out cursors.
-            return Err(RpcError::new(ErrorCode::InvalidParams, "Invalid params: unknown cursor"));
+            Some(c) if c.is_string() => return Err(RpcError::invalid_params("unknown cursor")),
+            Some(_) => return Err(RpcError::invalid_params("cursor must be a string")),
         }
         let modern = VERSIONS[v].modern_result;
         let mut out = String::with_capacity(self.tools_json[v].len() + 160);
@@ -262,46 +324,86 @@ impl Server {
         out.push_str("\"tools\":");
         out.push_str(&self.tools_json[v]);
         if modern {
-            out.push_str(&self.modern_tail(true));
+            self.modern_tail(&mut out, true);
         }
         out.push('}');
         Ok(out)
     }
 
-    fn call_tool(
+    fn call_tool<H: ToolHost<Fun = F>>(
         &mut self,
         msg: &Message,
+        id: RequestId,
         v: VersionIndex,
-        host: &mut dyn ToolHost,
-        handled: &mut Handled,
-    ) -> Result<String, RpcError> {
-        let name = match msg.params.get("name") {
-            Some(Value::String(s)) => s.as_str(),
-            _ => return Err(RpcError::new(ErrorCode::InvalidParams, "Invalid params: tools/call needs a string name")),
+        host: &mut H,
+        traceparent: Option<String>,
+    ) -> Reply {
+        let name = match msg.param("name") {
+            Some(n) if n.is_string() => n.as_str().unwrap_or(""),
+            _ => return Reply::Answer(error_answer(&id, Some(v), RpcError::invalid_params("tools/call needs a string name"))),
         };
-        let arguments = match msg.params.get("arguments") {
-            None => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
-            Some(_) => return Err(RpcError::new(ErrorCode::InvalidParams, "Invalid params: arguments must be an object")),
+        let arguments = match msg.param("arguments") {
+            None => None,
+            Some(a) if a.is_object() => Some(a),
+            Some(_) => {
+                return Reply::Answer(error_answer(&id, Some(v), RpcError::invalid_params("arguments must be an object")))
+            }
         };
-        let index = *self
-            .by_name
-            .get(name)
-            .ok_or_else(|| RpcError::new(ErrorCode::InvalidParams, format!("Invalid params: unknown tool {name}")))?;
-        let result = host.call_tool(index, &self.tools[index], arguments);
-        handled.tool_error = result.is_error;
+        let Some(tool) = self.tools.get(name) else {
+            return Reply::Answer(error_answer(&id, Some(v), RpcError::invalid_params(format!("unknown tool {name}"))));
+        };
+        let finished = match r::args::check(arguments, &tool.formals, name) {
+            Err(message) => Finished::Failed(message),
+            Ok(()) => {
+                let ended = self.ended_answer::<H::Value>(&id, v, name);
+                match host.call(tool, arguments, &CallContext { traceparent, ended_line: &ended }) {
+                    Started::Done(f) => f,
+                    Started::Running(task) => {
+                        return Reply::Pending(Pending { task, id, version: v, tool: name.to_string() })
+                    }
+                }
+            }
+        };
+        Reply::Answer(self.finish(&id, v, name, finished))
+    }
+
+    /// The answer to a finished call.
+    pub fn finish<V: RValue>(&self, id: &RequestId, v: VersionIndex, tool: &str, finished: Finished<V>) -> Answer {
+        let read = match finished {
+            Finished::Returned(value) => r::result::read_return(value, &self.json_options, tool),
+            Finished::Failed(message) => Err(message),
+        };
+        let (result, failure) = match read {
+            Ok(result) => (result, None),
+            Err(message) => (CallResult::tool_error(message.clone()), Some(message)),
+        };
         let version = &VERSIONS[v];
         let info = self.server_info_value();
         let server_meta = version.modern_result.then_some((META_SERVER_INFO, &info));
-        Ok(project_result(&result, version, server_meta))
+        let mut line = Vec::with_capacity(256);
+        envelope::begin_result(&mut line, id);
+        write_result(&mut line, &result, version, server_meta);
+        envelope::end_line(&mut line);
+        Answer {
+            line,
+            facts: Facts { version: Some(v), rpc_error: None, tool_error: result.is_error, failure, tool: Some(tool.to_string()) },
+        }
+    }
+
+    /// The answer for a tool that ends the R process (`quit()`), prepared
+    /// before the tool runs because R will not return to us.
+    fn ended_answer<V: RValue>(&self, id: &RequestId, v: VersionIndex, tool: &str) -> Vec<u8> {
+        let message = format!("Tool {tool} ended the R process (it called quit()); the server has stopped.");
+        self.finish::<V>(id, v, tool, Finished::Failed(message)).line
+    }
+
+    /// The answer when a call fails in the service itself (a bug): -32603.
+    pub fn internal_error(id: &RequestId) -> Answer {
+        error_answer(id, None, RpcError::new(ErrorCode::InternalError, "Internal error"))
     }
 }
 
-fn meta_of(msg: &Message) -> Option<&Map<String, Value>> {
-    msg.params.get("_meta").and_then(Value::as_object)
+/// Whether a message carries any modern request `_meta` key.
+fn is_modern(msg: &Message) -> bool {
+    msg.meta().is_some_and(|m| MODERN_KEYS.iter().any(|k| m.get(k).is_some()))
 }
-
-fn is_modern(meta: &Map<String, Value>) -> bool {
-    meta.contains_key(META_PROTOCOL_VERSION) || meta.contains_key(META_CLIENT_CAPABILITIES)
-}
-

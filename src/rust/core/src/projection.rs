@@ -1,10 +1,12 @@
-//! Projection: one internal tool or result, shaped for the version in force.
-//! The rules come from the flags in `version::VERSIONS`.
+//! Projection: one internal tool or result, written in the vocabulary of the
+//! version in force. Every MCP field name of a tool result is written here and
+//! nowhere else; which fields a version carries comes from the flags in
+//! `version::VERSIONS`.
 
-use crate::result::{CallResult, Content, ContentKind, ToolDef};
+use crate::result::{Annotations, Block, CallResult, Content, ResourceBody, ToolDef};
+use crate::rjson::{write_json_string, RValue};
 use crate::version::{Structured, Version};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 
 fn schema_root_is_object(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
@@ -73,100 +75,192 @@ pub fn project_tool(tool: &ToolDef, v: &Version) -> Value {
     Value::Object(out)
 }
 
-/// A content block narrowed to version `v`: borrowed as is when the version
-/// keeps everything it holds (large text blocks are not copied), else a
-/// copy without the fields the version lacks. Blocks the version cannot carry
-/// at all are handled by [`project_result`].
-fn project_content<'a>(block: &'a Content, v: &Version) -> Cow<'a, Map<String, Value>> {
-    let body = &block.body;
-    let drops_meta = !v.content_meta
-        && (body.contains_key("_meta") || body.get("resource").is_some_and(|r| r.get("_meta").is_some()));
-    let drops_modified = !v.last_modified && body.get("annotations").is_some_and(|a| a.get("lastModified").is_some());
-    let drops_icons = !v.icons && body.contains_key("icons");
-    if !(drops_meta || drops_modified || drops_icons) {
-        return Cow::Borrowed(body);
-    }
-    let mut body = body.clone();
-    if drops_meta {
-        body.remove("_meta");
-        if let Some(Value::Object(res)) = body.get_mut("resource") {
-            res.remove("_meta");
-        }
-    }
-    if drops_modified {
-        if let Some(Value::Object(ann)) = body.get_mut("annotations") {
-            ann.remove("lastModified");
-            if ann.is_empty() {
-                body.remove("annotations");
-            }
-        }
-    }
-    if drops_icons {
-        body.remove("icons");
-    }
-    Cow::Owned(body)
+/// Appends `"key":` (key is a plain ASCII name).
+fn key(out: &mut Vec<u8>, name: &str) {
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\":");
 }
 
-/// The `CallToolResult` object for version `v`, as JSON text. `server_meta`
-/// (serverInfo) is merged into `_meta` for modern results.
-pub fn project_result(result: &CallResult, v: &Version, server_meta: Option<(&str, &Value)>) -> String {
+fn string(out: &mut Vec<u8>, s: &str) {
+    write_json_string(out, s.as_bytes());
+}
+
+fn json_value(out: &mut Vec<u8>, v: &Value) {
+    // Serializing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, v);
+}
+
+fn json_map(out: &mut Vec<u8>, m: &Map<String, Value>) {
+    let _ = serde_json::to_writer(&mut *out, m);
+}
+
+/// A finite double as JSON: whole numbers without a fraction.
+fn number(out: &mut Vec<u8>, d: f64) {
+    json_value(out, &crate::r::fixed::double_value(d));
+}
+
+fn annotations(out: &mut Vec<u8>, a: &Annotations, v: &Version) {
+    let last_modified = a.last_modified.as_ref().filter(|_| v.last_modified);
+    if a.audience.is_none() && a.priority.is_none() && last_modified.is_none() {
+        return;
+    }
+    out.extend_from_slice(b",\"annotations\":{");
+    let mut first = true;
+    let mut sep = |out: &mut Vec<u8>| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+    };
+    if let Some(roles) = &a.audience {
+        sep(out);
+        key(out, "audience");
+        out.push(b'[');
+        for (i, r) in roles.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            string(out, r.as_str());
+        }
+        out.push(b']');
+    }
+    if let Some(p) = a.priority {
+        sep(out);
+        key(out, "priority");
+        number(out, p);
+    }
+    if let Some(m) = last_modified {
+        sep(out);
+        key(out, "lastModified");
+        string(out, m);
+    }
+    out.push(b'}');
+}
+
+fn optional(out: &mut Vec<u8>, name: &str, value: &Option<String>) {
+    if let Some(s) = value {
+        out.push(b',');
+        key(out, name);
+        string(out, s);
+    }
+}
+
+/// One content block for version `v` (which can carry its kind).
+fn content<V: RValue>(out: &mut Vec<u8>, c: &Content<V>, v: &Version) {
+    out.extend_from_slice(b"{\"type\":");
+    string(out, c.wire_type());
+    match &c.block {
+        Block::Text { text } => {
+            out.extend_from_slice(b",\"text\":");
+            text.write_json(out);
+        }
+        Block::Image { data, mime_type } | Block::Audio { data, mime_type } => {
+            out.extend_from_slice(b",\"data\":");
+            data.write_json(out);
+            out.extend_from_slice(b",\"mimeType\":");
+            string(out, mime_type);
+        }
+        Block::ResourceLink { uri, name, title, description, mime_type, size } => {
+            out.extend_from_slice(b",\"uri\":");
+            string(out, uri);
+            out.extend_from_slice(b",\"name\":");
+            string(out, name);
+            optional(out, "title", title);
+            optional(out, "description", description);
+            optional(out, "mimeType", mime_type);
+            if let Some(size) = size {
+                out.extend_from_slice(b",\"size\":");
+                number(out, *size);
+            }
+        }
+        Block::Resource { uri, mime_type, body } => {
+            out.extend_from_slice(b",\"resource\":{\"uri\":");
+            string(out, uri);
+            optional(out, "mimeType", mime_type);
+            match body {
+                ResourceBody::Text(t) => {
+                    out.extend_from_slice(b",\"text\":");
+                    t.write_json(out);
+                }
+                ResourceBody::Blob(b) => {
+                    out.extend_from_slice(b",\"blob\":");
+                    b.write_json(out);
+                }
+            }
+            out.push(b'}');
+        }
+    }
+    annotations(out, &c.annotations, v);
+    if v.content_meta {
+        if let Some(m) = &c.meta {
+            out.extend_from_slice(b",\"_meta\":");
+            json_map(out, m);
+        }
+    }
+    out.push(b'}');
+}
+
+/// Appends the `CallToolResult` object for version `v`. `server_meta`
+/// (serverInfo, the server's own key) is merged into `_meta` for modern
+/// results.
+pub fn write_result<V: RValue>(out: &mut Vec<u8>, result: &CallResult<V>, v: &Version, server_meta: Option<(&str, &Value)>) {
     if !v.audio_and_links {
-        if let Some(block) = result
-            .content
-            .iter()
-            .find(|b| matches!(b.kind, ContentKind::Audio | ContentKind::ResourceLink))
-        {
-            let what = if block.kind == ContentKind::Audio { "audio" } else { "a resource link" };
-            let contained = CallResult {
+        let uncarried = result.content.iter().find(|b| matches!(b.block, Block::Audio { .. } | Block::ResourceLink { .. }));
+        if let Some(block) = uncarried {
+            let what = if matches!(block.block, Block::Audio { .. }) { "audio" } else { "a resource link" };
+            let contained = CallResult::<V> {
                 meta: result.meta.clone(),
                 ..CallResult::tool_error(format!("Tool produced {what}, which protocol {} cannot carry.", v.id))
             };
-            return project_result(&contained, v, server_meta);
+            return write_result(out, &contained, v, server_meta);
         }
     }
-    let mut out = String::with_capacity(256);
-    out.push('{');
+    out.push(b'{');
     if v.modern_result {
-        out.push_str("\"resultType\":\"complete\",");
+        out.extend_from_slice(b"\"resultType\":\"complete\",");
     }
     let structured = result
         .structured
         .as_ref()
-        .filter(|s| structured_allowed(v.structured_content, s.is_object()));
-    let fallback;
-    let mut content: Vec<Cow<Map<String, Value>>> = result.content.iter().map(|b| project_content(b, v)).collect();
-    if content.is_empty() {
+        .filter(|_| structured_allowed(v.structured_content, result.structured_is_object()));
+    out.extend_from_slice(b"\"content\":[");
+    for (i, c) in result.content.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        content(out, c, v);
+    }
+    if result.content.is_empty() {
         if let (Some(s), None) = (&result.structured, structured) {
-            // Dropped structured content must still reach the client as text.
-            fallback = Content::text(s.json.clone());
-            content.push(Cow::Borrowed(&fallback.body));
+            // Structured content the version drops must still reach the client.
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+            s.write_json(out);
+            out.push(b'}');
         }
     }
-    out.push_str("\"content\":");
-    out.push_str(&serde_json::to_string(&content).unwrap_or_else(|_| "[]".into()));
+    out.push(b']');
     if let Some(s) = structured {
-        out.push_str(",\"structuredContent\":");
-        out.push_str(&s.json);
+        out.extend_from_slice(b",\"structuredContent\":");
+        s.with_bytes(|b| out.extend_from_slice(b));
     }
-    if result.is_error {
-        out.push_str(",\"isError\":true");
-    }
+    out.extend_from_slice(if result.is_error { b",\"isError\":true" } else { b",\"isError\":false" });
     let mut meta = result.meta.clone().unwrap_or_default();
     if let Some((k, val)) = server_meta {
         meta.insert(k.to_string(), val.clone());
     }
     if !meta.is_empty() {
-        out.push_str(",\"_meta\":");
-        out.push_str(&Value::Object(meta).to_string());
+        out.extend_from_slice(b",\"_meta\":");
+        json_map(out, &meta);
     }
-    out.push('}');
-    out
+    out.push(b'}');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::StructuredJson;
+    use crate::result::{Role, Text};
+    use crate::rjson::testvalue::{s, TV};
     use crate::version::VERSIONS;
     use serde_json::json;
 
@@ -187,6 +281,12 @@ mod tests {
             annotations: Some(json!({"readOnlyHint":true}).as_object().unwrap().clone()),
             meta: None,
         }
+    }
+
+    fn text(r: &CallResult<TV>, version: &str) -> String {
+        let mut out = Vec::new();
+        write_result(&mut out, r, v(version), None);
+        String::from_utf8(out).unwrap()
     }
 
     #[test]
@@ -210,62 +310,95 @@ mod tests {
         assert!(project_tool(&obj, v("2024-11-05")).get("outputSchema").is_none());
     }
 
-    fn block(kind: ContentKind, body: Value) -> Content {
-        Content { kind, body: body.as_object().unwrap().clone() }
+    fn block(b: Block<TV>) -> Content<TV> {
+        Content { block: b, annotations: Annotations::default(), meta: None }
     }
 
     #[test]
     fn audio_is_contained_in_2024() {
         let r = CallResult {
-            content: vec![block(ContentKind::Audio, json!({"type":"audio","data":"AA==","mimeType":"audio/wav"}))],
-            ..Default::default()
+            content: vec![block(Block::Audio { data: Text::R(s("AA==")), mime_type: "audio/wav".into() })],
+            structured: None,
+            is_error: false,
+            meta: None,
+            keep: None,
         };
-        let out: Value = serde_json::from_str(&project_result(&r, v("2024-11-05"), None)).unwrap();
+        let out: Value = serde_json::from_str(&text(&r, "2024-11-05")).unwrap();
         assert_eq!(out["isError"], json!(true));
         assert_eq!(out["content"][0]["type"], json!("text"));
-        let out: Value = serde_json::from_str(&project_result(&r, v("2025-06-18"), None)).unwrap();
-        assert_eq!(out["content"][0]["type"], json!("audio"));
+        let out: Value = serde_json::from_str(&text(&r, "2025-06-18")).unwrap();
+        assert_eq!(out["content"][0], json!({"type":"audio","data":"AA==","mimeType":"audio/wav"}));
+        assert_eq!(out["isError"], json!(false));
     }
 
     #[test]
     fn structured_content_follows_the_version() {
-        let r = CallResult {
+        let r = CallResult::<TV> {
             content: vec![Content::text("[1,2]")],
-            structured: Some(StructuredJson { json: "[1,2]".into() }),
-            ..Default::default()
+            structured: Some(Text::R(s("[1,2]"))),
+            is_error: false,
+            meta: None,
+            keep: None,
         };
-        let modern = project_result(&r, v("2026-07-28"), Some(("k", &json!({"name":"x"}))));
+        let mut out = Vec::new();
+        write_result(&mut out, &r, v("2026-07-28"), Some(("k", &json!({"name":"x"}))));
         assert_eq!(
-            modern,
-            r#"{"resultType":"complete","content":[{"type":"text","text":"[1,2]"}],"structuredContent":[1,2],"_meta":{"k":{"name":"x"}}}"#
+            String::from_utf8(out).unwrap(),
+            r#"{"resultType":"complete","content":[{"type":"text","text":"[1,2]"}],"structuredContent":[1,2],"isError":false,"_meta":{"k":{"name":"x"}}}"#
         );
-        let legacy = project_result(&r, v("2025-11-25"), None);
-        assert_eq!(legacy, r#"{"content":[{"type":"text","text":"[1,2]"}]}"#);
-        let empty = CallResult { structured: Some(StructuredJson { json: "{\"a\":1}".into() }), ..Default::default() };
-        assert_eq!(
-            project_result(&empty, v("2024-11-05"), None),
-            r#"{"content":[{"type":"text","text":"{\"a\":1}"}]}"#
-        );
-        assert_eq!(
-            project_result(&empty, v("2025-06-18"), None),
-            r#"{"content":[],"structuredContent":{"a":1}}"#
-        );
+        assert_eq!(text(&r, "2025-11-25"), r#"{"content":[{"type":"text","text":"[1,2]"}],"isError":false}"#);
+        let empty = CallResult::<TV> { content: vec![], structured: Some(Text::Owned("{\"a\":1}".into())), ..CallResult::tool_error("") };
+        let empty = CallResult { is_error: false, ..empty };
+        assert_eq!(text(&empty, "2024-11-05"), r#"{"content":[{"type":"text","text":"{\"a\":1}"}],"isError":false}"#);
+        assert_eq!(text(&empty, "2025-06-18"), r#"{"content":[],"structuredContent":{"a":1},"isError":false}"#);
     }
 
     #[test]
     fn newer_fields_are_dropped() {
-        let r = CallResult {
-            content: vec![block(
-                ContentKind::Resource,
-                json!({"type":"resource","resource":{"uri":"u","text":"t","_meta":{"a":1}},
-                       "annotations":{"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"},"_meta":{"b":2}}),
-            )],
+        let r = CallResult::<TV> {
+            content: vec![Content {
+                block: Block::Resource { uri: "u".into(), mime_type: None, body: ResourceBody::Text(Text::Owned("t".into())) },
+                annotations: Annotations {
+                    audience: Some(vec![Role::User]),
+                    priority: Some(0.5),
+                    last_modified: Some("2025-01-01T00:00:00Z".into()),
+                },
+                meta: Some(json!({"b":2}).as_object().unwrap().clone()),
+            }],
+            structured: None,
             is_error: true,
-            ..Default::default()
+            meta: None,
+            keep: None,
         };
         assert_eq!(
-            project_result(&r, v("2024-11-05"), None),
-            r#"{"content":[{"type":"resource","resource":{"uri":"u","text":"t"},"annotations":{"priority":0.5}}],"isError":true}"#
+            text(&r, "2024-11-05"),
+            r#"{"content":[{"type":"resource","resource":{"uri":"u","text":"t"},"annotations":{"audience":["user"],"priority":0.5}}],"isError":true}"#
+        );
+        assert_eq!(
+            text(&r, "2025-06-18"),
+            r#"{"content":[{"type":"resource","resource":{"uri":"u","text":"t"},"annotations":{"audience":["user"],"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"},"_meta":{"b":2}}],"isError":true}"#
+        );
+    }
+
+    #[test]
+    fn links_write_every_field() {
+        let r = CallResult::<TV> {
+            content: vec![block(Block::ResourceLink {
+                uri: "file:///x".into(),
+                name: "x".into(),
+                title: Some("X".into()),
+                description: None,
+                mime_type: Some("text/csv".into()),
+                size: Some(2048.0),
+            })],
+            structured: None,
+            is_error: false,
+            meta: None,
+            keep: None,
+        };
+        assert_eq!(
+            text(&r, "2025-11-25"),
+            r#"{"content":[{"type":"resource_link","uri":"file:///x","name":"x","title":"X","mimeType":"text/csv","size":2048}],"isError":false}"#
         );
     }
 }

@@ -1,9 +1,13 @@
-//! The internal, version-neutral shapes of tools and tool results. They are
-//! written in the newest vocabulary (2026-07-28); `projection` narrows them.
+//! The internal, version-neutral shapes of tools and tool results, in plain
+//! Rust terms: no MCP field names here (those live in `projection`, which
+//! writes the wire), and no R (large texts stay in the R object that holds
+//! them, read through [`RValue`] only when the answer is written).
 
+use crate::rjson::RValue;
 use serde_json::{Map, Value};
 
-/// A registered tool, with its JSON already in wire vocabulary.
+/// A registered tool's metadata, already in wire vocabulary where it is
+/// user-written JSON (schemas, annotations, `_meta`).
 #[derive(Debug, Clone)]
 pub struct ToolDef {
     pub name: String,
@@ -15,76 +19,158 @@ pub struct ToolDef {
     pub meta: Option<Map<String, Value>>,
 }
 
-/// Content block kinds; the wire `type` of each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContentKind {
-    Text,
-    Image,
-    Audio,
-    ResourceLink,
-    Resource,
+/// Text for the wire: a string held by R (a character vector of length one,
+/// not NA), written without copying it first, or one the core made.
+#[derive(Debug, Clone)]
+pub enum Text<V> {
+    R(V),
+    Owned(String),
 }
 
-impl ContentKind {
-    pub fn wire_type(self) -> &'static str {
+impl<V: RValue> Text<V> {
+    /// The UTF-8 bytes (invalid sequences from "bytes"-encoded R strings are
+    /// replaced when written).
+    pub fn with_bytes<T>(&self, f: impl FnOnce(&[u8]) -> T) -> T {
         match self {
-            ContentKind::Text => "text",
-            ContentKind::Image => "image",
-            ContentKind::Audio => "audio",
-            ContentKind::ResourceLink => "resource_link",
-            ContentKind::Resource => "resource",
+            Text::R(v) => match v.str_elt(0) {
+                Some(b) => f(&b),
+                None => f(b"NA"),
+            },
+            Text::Owned(s) => f(s.as_bytes()),
         }
     }
-    pub fn from_wire_type(t: &str) -> Option<Self> {
-        [Self::Text, Self::Image, Self::Audio, Self::ResourceLink, Self::Resource]
-            .into_iter()
-            .find(|k| k.wire_type() == t)
+
+    /// Appends the text as a JSON string literal.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.with_bytes(|b| match std::str::from_utf8(b) {
+            Ok(_) => crate::rjson::write_json_string(out, b),
+            Err(_) => crate::rjson::write_json_string(out, String::from_utf8_lossy(b).as_bytes()),
+        })
+    }
+
+    pub fn to_string_lossy(&self) -> String {
+        self.with_bytes(|b| String::from_utf8_lossy(b).into_owned())
     }
 }
 
-/// One content block: its kind and its full wire object (including `type`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Content {
-    pub kind: ContentKind,
-    pub body: Map<String, Value>,
+/// What a content block carries.
+#[derive(Debug, Clone)]
+pub enum Block<V> {
+    Text { text: Text<V> },
+    Image { data: Text<V>, mime_type: String },
+    Audio { data: Text<V>, mime_type: String },
+    ResourceLink {
+        uri: String,
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        mime_type: Option<String>,
+        /// A whole number of bytes.
+        size: Option<f64>,
+    },
+    Resource { uri: String, mime_type: Option<String>, body: ResourceBody<V> },
 }
 
-impl Content {
-    pub fn text(text: impl Into<String>) -> Self {
-        let mut body = Map::new();
-        body.insert("type".into(), Value::from("text"));
-        body.insert("text".into(), Value::from(text.into()));
-        Content { kind: ContentKind::Text, body }
+#[derive(Debug, Clone)]
+pub enum ResourceBody<V> {
+    Text(Text<V>),
+    /// Base64 data.
+    Blob(Text<V>),
+}
+
+/// Who a block is meant for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
     }
 }
 
-/// Structured content as JSON text produced by the R serializer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StructuredJson {
-    pub json: String,
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Annotations {
+    pub audience: Option<Vec<Role>>,
+    pub priority: Option<f64>,
+    pub last_modified: Option<String>,
 }
 
-impl StructuredJson {
-    pub fn is_object(&self) -> bool {
-        self.json.trim_start().starts_with('{')
+impl Annotations {
+    pub fn is_empty(&self) -> bool {
+        self.audience.is_none() && self.priority.is_none() && self.last_modified.is_none()
     }
 }
 
-/// What a tool produced.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct CallResult {
-    pub content: Vec<Content>,
-    pub structured: Option<StructuredJson>,
-    pub is_error: bool,
+/// One content block.
+#[derive(Debug, Clone)]
+pub struct Content<V> {
+    pub block: Block<V>,
+    pub annotations: Annotations,
     pub meta: Option<Map<String, Value>>,
 }
 
-impl CallResult {
+impl<V> Content<V> {
+    pub fn text(text: impl Into<String>) -> Self {
+        Content { block: Block::Text { text: Text::Owned(text.into()) }, annotations: Annotations::default(), meta: None }
+    }
+
+    /// The block's MCP `type`.
+    pub fn wire_type(&self) -> &'static str {
+        match self.block {
+            Block::Text { .. } => "text",
+            Block::Image { .. } => "image",
+            Block::Audio { .. } => "audio",
+            Block::ResourceLink { .. } => "resource_link",
+            Block::Resource { .. } => "resource",
+        }
+    }
+}
+
+/// What a tool produced, checked and ready to be projected.
+#[derive(Debug, Clone)]
+pub struct CallResult<V> {
+    pub content: Vec<Content<V>>,
+    /// Structured content as compact JSON text: validated if R built it.
+    pub structured: Option<Text<V>>,
+    pub is_error: bool,
+    pub meta: Option<Map<String, Value>>,
+    /// The R object the texts above live in, kept alive until written.
+    pub keep: Option<V>,
+}
+
+impl<V> CallResult<V> {
     /// A contained tool-level error carrying one text block.
     pub fn tool_error(message: impl Into<String>) -> Self {
-        CallResult { content: vec![Content::text(message)], structured: None, is_error: true, meta: None }
+        CallResult { content: vec![Content::text(message)], structured: None, is_error: true, meta: None, keep: None }
     }
-    pub fn text(text: impl Into<String>) -> Self {
-        CallResult { content: vec![Content::text(text)], ..Default::default() }
+
+    pub fn text(text: Text<V>) -> Self {
+        CallResult {
+            content: vec![Content { block: Block::Text { text }, annotations: Annotations::default(), meta: None }],
+            structured: None,
+            is_error: false,
+            meta: None,
+            keep: None,
+        }
+    }
+}
+
+impl<V: RValue> CallResult<V> {
+    /// Whether the structured content is a JSON object.
+    pub fn structured_is_object(&self) -> bool {
+        self.structured.as_ref().is_some_and(|s| s.with_bytes(|b| b.first() == Some(&b'{')))
     }
 }

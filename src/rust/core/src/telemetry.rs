@@ -5,7 +5,7 @@
 //! JSON lines, and OTLP/HTTP goes through a blocking client with bounded
 //! timeouts on the SDK's batch thread, never on the request path.
 
-use crate::dispatch::{Handled, Observer};
+use crate::dispatch::Facts;
 use crate::envelope::Message;
 use crate::version::VERSIONS;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
@@ -14,7 +14,6 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider, SpanData, SpanExporter};
 use opentelemetry_sdk::Resource;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -157,7 +156,7 @@ fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvid
     let provider = match exporter_choice(env) {
         ExporterChoice::None => return None,
         ExporterChoice::Refused(warning) => {
-            eprintln!("{warning}");
+            diag(&warning);
             return None;
         }
         ExporterChoice::Stderr => {
@@ -170,7 +169,7 @@ fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvid
                 builder.with_simple_exporter(JsonLinesExporter::new(sink)).build()
             }
             Err(e) => {
-                eprintln!("mcplite: cannot open the OTLP trace file {path}: {e}; tracing is off.");
+                diag(&format!("mcplite: cannot open the OTLP trace file {path}: {e}; tracing is off."));
                 return None;
             }
         },
@@ -191,9 +190,9 @@ fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvid
                 opentelemetry_otlp::Protocol::HttpBinary
             });
             match exporter.build() {
-                Ok(exporter) => builder.with_batch_exporter(exporter).build(),
+                Ok(exporter) => builder.with_batch_exporter(Reporting::new(exporter)).build(),
                 Err(e) => {
-                    eprintln!("mcplite: the OTLP exporter could not be configured: {e}; tracing is off.");
+                    diag(&format!("mcplite: the OTLP exporter could not be configured: {e}; tracing is off."));
                     return None;
                 }
             }
@@ -205,20 +204,66 @@ fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvid
 struct Active {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
-    /// The open server span, current while its message is handled.
-    open: Option<ContextGuard>,
 }
+
+/// The span of one message, open from `begin` to `end`.
+pub struct Span(Option<Context>);
 
 /// The server's tracing; a true no-op when no exporter is configured.
 pub struct Telemetry {
     active: Option<Active>,
 }
 
-impl Telemetry {
-    pub fn disabled() -> Self {
-        Telemetry { active: None }
-    }
+/// Lets a diagnostic line go to stderr without ever failing or panicking
+/// (`eprintln!` panics when stderr is closed).
+pub fn diag(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(line.as_bytes()).and_then(|_| err.write_all(b"\n")).and_then(|_| err.flush());
+}
 
+/// Wraps an exporter to say once on stderr that exporting failed, instead of
+/// losing spans silently.
+#[derive(Debug)]
+pub struct Reporting<E> {
+    inner: E,
+    reported: std::sync::atomic::AtomicBool,
+}
+
+impl<E> Reporting<E> {
+    pub fn new(inner: E) -> Self {
+        Reporting { inner, reported: std::sync::atomic::AtomicBool::new(false) }
+    }
+    fn report(&self, e: &OTelSdkError) {
+        if !self.reported.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            diag(&format!("mcplite: exporting trace spans failed ({e}); later failures are not reported."));
+        }
+    }
+}
+
+impl<E: SpanExporter> SpanExporter for Reporting<E> {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let r = self.inner.export(batch).await;
+        if let Err(e) = &r {
+            self.report(e);
+        }
+        r
+    }
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.inner.shutdown_with_timeout(timeout)
+    }
+    fn force_flush(&self) -> OTelSdkResult {
+        self.inner.force_flush()
+    }
+    fn set_resource(&mut self, resource: &Resource) {
+        self.inner.set_resource(resource)
+    }
+}
+
+/// How long exporting may hold up the end of serving: clients give a server
+/// a short grace period after closing its stdin before they kill it.
+pub const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1500);
+
+impl Telemetry {
     /// Configure from the process environment.
     pub fn from_env() -> Self {
         Self::from_lookup(&|k| std::env::var(k).ok())
@@ -235,7 +280,7 @@ impl Telemetry {
                     .with_version(env!("CARGO_PKG_VERSION"))
                     .build();
                 let tracer = provider.tracer_with_scope(scope);
-                Active { provider, tracer, open: None }
+                Active { provider, tracer }
             }),
         }
     }
@@ -249,12 +294,82 @@ impl Telemetry {
         self.active.as_ref().map(|a| &a.tracer)
     }
 
-    /// Export what is pending and stop; bounded so exit is never held up long.
+    /// Open the SERVER span of a message that passed envelope validation.
+    pub fn begin(&mut self, msg: &Message) -> Span {
+        let Some(active) = self.active.as_ref() else { return Span(None) };
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", msg.method.clone()),
+            KeyValue::new("network.transport", "pipe"),
+        ];
+        if let Some(id) = &msg.id {
+            attributes.push(KeyValue::new("jsonrpc.request.id", id.display()));
+        }
+        let tool = msg.param("name").and_then(|n| n.as_str()).map(str::to_string);
+        if msg.method == "tools/call" {
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+            if let Some(tool) = &tool {
+                attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+            }
+        }
+        let name = match (msg.method.as_str(), tool) {
+            ("tools/call", Some(tool)) => format!("tools/call {tool}"),
+            (method, _) => method.to_string(),
+        };
+        let parent = remote_parent(msg);
+        let span = active
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(&active.tracer, &parent);
+        Span(Some(parent.with_span(span)))
+    }
+
+    /// Make the span current (tool code's own spans become its children)
+    /// until the guard is dropped.
+    pub fn enter(&self, span: &Span) -> Option<ContextGuard> {
+        span.0.as_ref().map(|cx| cx.clone().attach())
+    }
+
+    /// The span as a W3C traceparent, for work done in another process.
+    pub fn traceparent(&self, span: &Span) -> Option<String> {
+        let cx = span.0.as_ref()?;
+        let sc = cx.span().span_context().clone();
+        sc.is_valid().then(|| format!("00-{}-{}-{:02x}", sc.trace_id(), sc.span_id(), sc.trace_flags().to_u8()))
+    }
+
+    /// Close the span with what happened.
+    pub fn end(&mut self, span: Span, facts: &Facts) {
+        let Some(cx) = span.0 else { return };
+        let span = cx.span();
+        if let Some(v) = facts.version {
+            span.set_attribute(KeyValue::new("mcp.protocol.version", VERSIONS[v].id));
+        }
+        if let Some(code) = facts.rpc_error {
+            let code = code.code().to_string();
+            span.set_attribute(KeyValue::new("error.type", code.clone()));
+            span.set_attribute(KeyValue::new("rpc.response.status_code", code));
+            span.set_status(Status::error(""));
+        } else if facts.tool_error {
+            span.set_attribute(KeyValue::new("error.type", "tool_error"));
+            span.set_status(Status::error(""));
+        }
+        span.end();
+    }
+
+    /// Export what is pending and stop, within [`SHUTDOWN_BUDGET`] whatever
+    /// the exporter does: a collector that never answers must not keep the
+    /// process alive after its last answer.
     pub fn shutdown(&mut self) {
-        if let Some(mut a) = self.active.take() {
-            a.open = None;
+        let Some(a) = self.active.take() else { return };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new().name("mcplite-otel-shutdown".into()).spawn(move || {
             let _ = a.provider.force_flush();
-            let _ = a.provider.shutdown_with_timeout(Duration::from_secs(5));
+            let _ = a.provider.shutdown_with_timeout(SHUTDOWN_BUDGET);
+            let _ = tx.send(());
+        });
+        if spawned.is_ok() && rx.recv_timeout(SHUTDOWN_BUDGET).is_err() {
+            diag("mcplite: exporting the last trace spans took too long; they are dropped.");
         }
     }
 }
@@ -269,74 +384,16 @@ impl Drop for Telemetry {
 /// values give an empty context (the span becomes a root).
 fn remote_parent(msg: &Message) -> Context {
     use opentelemetry::propagation::TextMapPropagator;
-    let Some(meta) = msg.params.get("_meta").and_then(Value::as_object) else { return Context::new() };
     let mut carrier = HashMap::new();
     for key in ["traceparent", "tracestate"] {
-        if let Some(Value::String(s)) = meta.get(key) {
-            carrier.insert(key.to_string(), s.clone());
+        if let Some(s) = msg.meta_field(key).and_then(|v| v.as_str()) {
+            carrier.insert(key.to_string(), s.to_string());
         }
     }
     if carrier.is_empty() {
         return Context::new();
     }
     TraceContextPropagator::new().extract_with_context(&Context::new(), &carrier)
-}
-
-fn span_name(msg: &Message) -> String {
-    match (msg.method.as_str(), msg.params.get("name").and_then(Value::as_str)) {
-        ("tools/call", Some(tool)) => format!("tools/call {tool}"),
-        (method, _) => method.to_string(),
-    }
-}
-
-impl Observer for Telemetry {
-    fn begin(&mut self, msg: &Message) {
-        let Some(active) = self.active.as_mut() else { return };
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", msg.method.clone()),
-            KeyValue::new("network.transport", "pipe"),
-        ];
-        if let Some(id) = &msg.id {
-            attributes.push(KeyValue::new("jsonrpc.request.id", id.display()));
-        }
-        if msg.method == "tools/call" {
-            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-            if let Some(tool) = msg.params.get("name").and_then(Value::as_str) {
-                attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_string()));
-            }
-        }
-        let parent = remote_parent(msg);
-        let span = active
-            .tracer
-            .span_builder(span_name(msg))
-            .with_kind(SpanKind::Server)
-            .with_attributes(attributes)
-            .start_with_context(&active.tracer, &parent);
-        active.open = Some(parent.with_span(span).attach());
-    }
-
-    fn end(&mut self, handled: &Handled) {
-        let Some(active) = self.active.as_mut() else { return };
-        let Some(guard) = active.open.take() else { return };
-        {
-            let cx = Context::current();
-            let span = cx.span();
-            if let Some(v) = handled.version {
-                span.set_attribute(KeyValue::new("mcp.protocol.version", VERSIONS[v].id));
-            }
-            if let Some(code) = handled.rpc_error {
-                let code = code.code().to_string();
-                span.set_attribute(KeyValue::new("error.type", code.clone()));
-                span.set_attribute(KeyValue::new("rpc.response.status_code", code));
-                span.set_status(Status::error(""));
-            } else if handled.tool_error {
-                span.set_attribute(KeyValue::new("error.type", "tool_error"));
-                span.set_status(Status::error(""));
-            }
-            span.end();
-        }
-        drop(guard);
-    }
 }
 
 #[cfg(test)]

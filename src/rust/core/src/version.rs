@@ -2,6 +2,8 @@
 //! can carry. Projection and dispatch read these flags; nothing else hard-codes
 //! a version string.
 
+use crate::requests::{self, Shape};
+
 /// How a version is selected on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Era {
@@ -25,8 +27,9 @@ pub struct Version {
     pub era: Era,
     /// `title`, `annotations` and `_meta` on a Tool.
     pub tool_title_annotations_meta: bool,
-    /// `icons` on Tool and ResourceLink.
-    pub icons: bool,
+    /// What `initialize` params (legacy) or `_meta` (modern) must hold.
+    pub client_info: &'static Shape,
+    pub client_capabilities: &'static Shape,
     pub output_schema: Structured,
     pub structured_content: Structured,
     /// Audio and resource-link content blocks.
@@ -47,7 +50,8 @@ pub const VERSIONS: [Version; 4] = [
         id: "2026-07-28",
         era: Era::Modern,
         tool_title_annotations_meta: true,
-        icons: true,
+        client_info: &requests::IMPLEMENTATION_2025_11,
+        client_capabilities: &requests::CAPABILITIES_2026,
         output_schema: Structured::Any,
         structured_content: Structured::Any,
         audio_and_links: true,
@@ -60,7 +64,8 @@ pub const VERSIONS: [Version; 4] = [
         id: "2025-11-25",
         era: Era::Legacy,
         tool_title_annotations_meta: true,
-        icons: true,
+        client_info: &requests::IMPLEMENTATION_2025_11,
+        client_capabilities: &requests::CAPABILITIES_2025_11,
         output_schema: Structured::ObjectOnly,
         structured_content: Structured::ObjectOnly,
         audio_and_links: true,
@@ -73,7 +78,8 @@ pub const VERSIONS: [Version; 4] = [
         id: "2025-06-18",
         era: Era::Legacy,
         tool_title_annotations_meta: true,
-        icons: false,
+        client_info: &requests::IMPLEMENTATION_2025_06,
+        client_capabilities: &requests::CAPABILITIES_2025_06,
         output_schema: Structured::ObjectOnly,
         structured_content: Structured::ObjectOnly,
         audio_and_links: true,
@@ -86,7 +92,8 @@ pub const VERSIONS: [Version; 4] = [
         id: "2024-11-05",
         era: Era::Legacy,
         tool_title_annotations_meta: false,
-        icons: false,
+        client_info: &requests::IMPLEMENTATION_2024,
+        client_capabilities: &requests::CAPABILITIES_2024,
         output_schema: Structured::None,
         structured_content: Structured::None,
         audio_and_links: false,
@@ -117,6 +124,12 @@ pub fn negotiate_legacy(requested: &str) -> VersionIndex {
         Some(i) if VERSIONS[i].era == Era::Legacy => i,
         _ => LATEST_LEGACY,
     }
+}
+
+/// What mcplite declares it can do: tools, and it never announces changes to
+/// the list (it sends no notifications).
+pub fn server_capabilities() -> serde_json::Value {
+    serde_json::json!({"tools": {"listChanged": false}})
 }
 
 pub fn supported_ids() -> Vec<&'static str> {

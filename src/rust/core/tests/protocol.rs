@@ -1,72 +1,40 @@
 //! End-to-end routing tests of the core over an in-memory transport, with a
 //! Rust tool host standing in for R.
 
-use mcplite_core::result::{CallResult, Content, ContentKind, StructuredJson, ToolDef};
-use mcplite_core::dispatch::NoObserver;
-use mcplite_core::{serve, Server, ServerInfo, ToolHost};
-use serde_json::{json, Map, Value};
+#[path = "support/host.rs"]
+mod host;
 
-struct EchoHost {
-    calls: usize,
+use host::{tool, TestHost};
+use mcplite_core::rjson::Options;
+use mcplite_core::telemetry::Telemetry;
+use mcplite_core::{serve, Ending, Server, ServerInfo};
+use serde_json::{json, Value};
+
+fn server(names: &[&'static str]) -> Server<&'static str> {
+    Server::new(
+        names.iter().map(|n| tool(n)).collect(),
+        Some("Be nice.".into()),
+        ServerInfo { name: "mcplite".into(), version: "0.1.0".into() },
+        Options::default(),
+    )
+    .unwrap()
 }
 
-impl ToolHost for EchoHost {
-    fn call_tool(&mut self, _index: usize, tool: &ToolDef, arguments: Map<String, Value>) -> CallResult {
-        self.calls += 1;
-        match tool.name.as_str() {
-            "echo" => {
-                // Lets a cancellation arrive while the call runs.
-                if let Some(ms) = arguments.get("sleep_ms").and_then(Value::as_u64) {
-                    std::thread::sleep(std::time::Duration::from_millis(ms));
-                }
-                CallResult::text(Value::Object(arguments).to_string())
-            }
-            "fail" => CallResult::tool_error("boom"),
-            "speak" => CallResult {
-                content: vec![Content {
-                    kind: ContentKind::Audio,
-                    body: json!({"type":"audio","data":"AA==","mimeType":"audio/wav"}).as_object().unwrap().clone(),
-                }],
-                ..Default::default()
-            },
-            "panics" => panic!("a bug in a tool host"),
-            "rows" => CallResult {
-                content: vec![Content::text("[{\"a\":1}]")],
-                structured: Some(StructuredJson { json: "[{\"a\":1}]".into() }),
-                ..Default::default()
-            },
-            _ => CallResult::tool_error("unexpected tool"),
-        }
-    }
-}
-
-fn tool(name: &str) -> ToolDef {
-    ToolDef {
-        name: name.into(),
-        description: Some(format!("{name} tool")),
-        title: None,
-        input_schema: json!({"type":"object","properties":{}}).as_object().unwrap().clone(),
-        output_schema: None,
-        annotations: None,
-        meta: None,
-    }
+fn run_with(lines: &[&str], host: &mut TestHost) -> Vec<Value> {
+    let mut server = server(&["echo", "fail", "speak", "rows", "panics", "later_echo", "later_rows", "tampered", "frame"]);
+    let input = lines.join("\n");
+    let mut out = Vec::new();
+    let ending = serve(std::io::Cursor::new(input.into_bytes()), &mut out, &mut server, host, &mut Telemetry::from_provider(None)).unwrap();
+    assert_eq!(ending, Ending::EndOfInput);
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.is_empty() || text.ends_with('\n'));
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 fn run(lines: &[&str]) -> (Vec<Value>, usize) {
-    let mut server = Server::new(
-        vec![tool("echo"), tool("fail"), tool("speak"), tool("rows"), tool("panics")],
-        Some("Be nice.".into()),
-        ServerInfo { name: "mcplite".into(), version: "0.1.0".into() },
-    )
-    .unwrap();
-    let mut host = EchoHost { calls: 0 };
-    let input = lines.join("\n");
-    let mut out = Vec::new();
-    serve(std::io::Cursor::new(input.into_bytes()), &mut out, &mut server, &mut host, &mut NoObserver).unwrap();
-    let text = String::from_utf8(out).unwrap();
-    assert!(text.is_empty() || text.ends_with('\n'));
-    let responses = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    (responses, host.calls)
+    let mut host = TestHost::default();
+    let r = run_with(lines, &mut host);
+    (r, host.calls)
 }
 
 const M: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -84,8 +52,8 @@ fn legacy_handshake_list_and_call() {
     assert_eq!(r.len(), 5);
     assert_eq!(r[0]["result"]["protocolVersion"], json!("2024-11-05"));
     assert_eq!(r[0]["result"]["instructions"], json!("Be nice."));
-    assert_eq!(r[0]["result"]["capabilities"], json!({"tools":{}}));
-    assert_eq!(r[1]["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(r[0]["result"]["capabilities"], json!({"tools":{"listChanged":false}}));
+    assert_eq!(r[1]["result"]["tools"].as_array().unwrap().len(), 9);
     assert!(r[1]["result"].get("resultType").is_none());
     assert_eq!(r[2]["result"]["content"][0]["text"], json!("{\"a\":[1,2]}"));
     assert_eq!(r[3]["result"]["isError"], json!(true));
@@ -104,7 +72,7 @@ fn modern_requests_need_no_initialize() {
     assert_eq!(
         r[0]["result"],
         json!({"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2024-11-05"],
-               "capabilities":{"tools":{}},"instructions":"Be nice.","ttlMs":300000,"cacheScope":"public",
+               "capabilities":{"tools":{"listChanged":false}},"instructions":"Be nice.","ttlMs":300000,"cacheScope":"public",
                "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcplite","version":"0.1.0"}}})
     );
     assert_eq!(r[1]["result"]["resultType"], json!("complete"));
@@ -191,4 +159,170 @@ fn a_panic_still_gives_one_answer_and_the_server_goes_on() {
     assert_eq!(r[0], json!({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}));
     assert_eq!(r[1]["result"]["content"][0]["text"], json!("{}"));
     assert_eq!(calls, 2, "both calls reached the host");
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+
+#[test]
+fn successful_calls_say_is_error_false() {
+    let (r, _) = run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#)]);
+    assert_eq!(r[0]["result"]["isError"], json!(false));
+}
+
+#[test]
+fn initialize_params_are_checked_for_the_version_negotiated() {
+    let init = |params: &str| format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{params}}}"#);
+    let cases = [
+        (r#"{"protocolVersion":"2025-11-25"}"#, "capabilities is required"),
+        (r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#, "clientInfo is required"),
+        (r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c"}}"#, "clientInfo.version is required"),
+        (r#"{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":1,"version":"1"}}"#, "clientInfo.name must be a string"),
+        (r#"{"protocolVersion":"2025-06-18","capabilities":[],"clientInfo":{"name":"c","version":"1"}}"#, "capabilities must be an object"),
+        (r#"{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":1}},"clientInfo":{"name":"c","version":"1"}}"#, "capabilities.roots.listChanged must be a boolean"),
+        (r#"{"protocolVersion":2025,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#, "protocolVersion must be a string"),
+        (r#"{"capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#, "protocolVersion is required"),
+    ];
+    for (params, want) in cases {
+        let (r, _) = run(&[&init(params)]);
+        assert_eq!(r[0]["error"]["code"], json!(-32602), "{params}");
+        let msg = r[0]["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(want), "{params}: {msg}");
+    }
+    // A field the negotiated version does not define is free.
+    let (r, _) = run(&[&init(r#"{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"c","version":"1","title":3}}"#)]);
+    assert_eq!(r[0]["result"]["protocolVersion"], json!("2024-11-05"));
+    // A failed initialize negotiates nothing.
+    let (r, _) = run(&[&init(r#"{"protocolVersion":"2025-11-25"}"#), r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#]);
+    assert_eq!(r[1]["error"]["code"], json!(-32602));
+}
+
+#[test]
+fn modern_meta_is_checked() {
+    let req = |meta: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{meta}}}}}"#);
+    let pv = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+    let caps = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
+    let cases = [
+        (format!(r#"{{{pv},{caps},"io.modelcontextprotocol/logLevel":"loud"}}"#), "logLevel\"] must be one of"),
+        (format!(r#"{{{pv},{caps},"io.modelcontextprotocol/logLevel":3}}"#), "logLevel\"] must be a string"),
+        (format!(r#"{{{pv},{caps},"io.modelcontextprotocol/clientInfo":{{"name":"c"}}}}"#), "clientInfo\"].version is required"),
+        (format!(r#"{{{pv},"io.modelcontextprotocol/clientCapabilities":[]}}"#), "clientCapabilities\"] must be an object"),
+        (format!(r#"{{{pv},"io.modelcontextprotocol/clientCapabilities":"x"}}"#), "clientCapabilities\"] must be an object"),
+        (format!(r#"{{{pv}}}"#), "missing required _meta[\"io.modelcontextprotocol/clientCapabilities\"]"),
+        (r#"{"io.modelcontextprotocol/logLevel":"info"}"#.to_string(), "missing required _meta[\"io.modelcontextprotocol/protocolVersion\"]"),
+        (format!(r#"{{"io.modelcontextprotocol/protocolVersion":7,{caps}}}"#), "protocolVersion\"] must be a string"),
+        (format!(r#"{{{pv},{caps},"progressToken":1.5}}"#), "progressToken must be a string or an integer"),
+    ];
+    for (meta, want) in cases {
+        let (r, _) = run(&[INIT, &req(&meta)]);
+        assert_eq!(r[1]["error"]["code"], json!(-32602), "{meta}");
+        let msg = r[1]["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(want), "{meta}: {msg}");
+    }
+    let (r, _) = run(&[&req(&format!(r#"{{{pv},{caps},"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientInfo":{{"name":"c","version":"1"}},"progressToken":"p","x":1}}"#))]);
+    assert_eq!(r[0]["result"]["resultType"], json!("complete"));
+}
+
+#[test]
+fn worker_calls_are_answered_as_they_finish() {
+    let call = |id: &str, tool: &str, polls: u32| {
+        format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"{tool}","arguments":{{"polls":{polls}}},{M}}}}}"#)
+    };
+    let mut host = TestHost::default();
+    let r = run_with(
+        &[
+            &call("slow", "later_echo", 50),
+            &call("fast", "later_rows", 1),
+            &format!(r#"{{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{{{M}}}}}"#),
+            &call("inproc", "echo", 0),
+        ],
+        &mut host,
+    );
+    let ids: Vec<&str> = r.iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 4, "{r:?}");
+    assert_eq!(ids.last(), Some(&"slow"), "the slow call is answered last: {ids:?}");
+    assert!(ids.iter().position(|i| *i == "fast") < ids.iter().position(|i| *i == "slow"));
+    let slow = r.iter().find(|x| x["id"] == "slow").unwrap();
+    assert_eq!(slow["result"]["content"][0]["text"], json!("{\"polls\":50}"));
+}
+
+#[test]
+fn cancelling_a_worker_call_stops_it_and_sends_nothing() {
+    let mut host = TestHost::default();
+    let r = run_with(
+        &[
+            &format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"later_echo","arguments":{{"polls":100000}},{M}}}}}"#),
+            r#"{"jsonrpc":"2.0","method":"notifications\/cancelled","params":{"requestId":7.0}}"#,
+            &format!(r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
+        ],
+        &mut host,
+    );
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0]["id"], json!(8));
+    assert_eq!(host.cancelled.len(), 1);
+}
+
+#[test]
+fn cancellations_match_ids_exactly() {
+    let slow = |id: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":150}},{M}}}}}"#)
+    };
+    let cancel = |id: &str| format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#);
+    for (sent, cancelled, dropped) in [
+        ("1", "1e0", true),
+        ("1", "10e-1", true),
+        ("1", "\"1\"", false),
+        ("\"1\"", "1", false),
+        ("\"a\"", "\"\\u0061\"", true),
+        ("18446744073709551616", "18446744073709551617", false),
+        ("18446744073709551617", "18446744073709551617", true),
+    ] {
+        let (r, _) = run(&[&slow(sent), &cancel(cancelled)]);
+        assert_eq!(r.is_empty(), dropped, "request {sent}, cancellation {cancelled}: {r:?}");
+    }
+}
+
+#[test]
+fn results_are_checked_before_they_are_written() {
+    let (r, _) = run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"tampered",{M}}}}}"#)]);
+    assert_eq!(r.len(), 1, "no injected line: {r:?}");
+    assert_eq!(r[0]["result"]["isError"], json!(true));
+    assert!(r[0]["result"]["content"][0]["text"].as_str().unwrap().contains("structured_json"));
+    let (r, _) = run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"frame",{M}}}}}"#)]);
+    assert_eq!(r[0]["result"]["content"][0]["text"], json!("[{\"x\":1,\"y\":\"a\"},{\"x\":2}]"));
+}
+
+#[test]
+fn arguments_r_cannot_hold_are_tool_errors() {
+    let (r, calls) = run(&[
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":"a\u0000b"}},{M}}}}}"#),
+        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":"\ud800"}},{M}}}}}"#),
+    ]);
+    assert_eq!(calls, 1, "the NUL argument never reaches the host");
+    assert_eq!(r[0]["result"]["isError"], json!(true));
+    assert!(r[0]["result"]["content"][0]["text"].as_str().unwrap().contains("`x`"));
+    assert_eq!(r[1]["result"]["isError"], json!(false));
+}
+
+#[test]
+fn truthful_errors_for_what_the_reader_cannot_hold() {
+    let deep = format!("{}{}", "[".repeat(3000), "]".repeat(3000));
+    let (r, _) = run(&[
+        INIT,
+        r#"{"jsonrpc":"2.0","methodExtra":1}"#,
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{deep}}}}}}}"#),
+        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{deep}}}}}}}"#),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":1e400}}}"#,
+    ]);
+    assert_eq!(r[1], json!({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string"}}));
+    assert_eq!(
+        r[2]["error"]["message"],
+        json!("Invalid params: _meta[\"io.modelcontextprotocol/clientCapabilities\"] must be an object, not an array")
+    );
+    assert!(r[3]["result"]["content"][0]["text"].as_str().unwrap().contains("nested deeper than 512"));
+    assert_eq!(r[4]["result"]["isError"], json!(false));
+    // Deep values where nothing reads them are no reason to refuse a request.
+    let (r, _) = run(&[&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"experimental":{{"x":{{"y":{deep}}}}}}},"z":{deep}}}}}}}"#
+    )]);
+    assert_eq!(r[0]["result"]["resultType"], json!("complete"));
 }

@@ -6,16 +6,20 @@ mod encode;
 mod escape;
 mod names;
 pub mod number;
+mod validate;
 mod value;
 
-#[cfg(test)]
-mod testvalue;
+/// A plain Rust model of R values, for tests of everything that reads R
+/// objects (here and in `tests/`).
+#[doc(hidden)]
+pub mod testvalue;
 #[cfg(test)]
 mod tests;
 
 pub use encode::MAX_DEPTH;
 pub use escape::write_json_string;
 pub use number::Digits;
+pub use validate::{check_compact_json, JsonFault};
 pub use value::{Conversion, RType, RValue};
 
 /// What an R `NULL` becomes (jsonlite's `null` argument).

@@ -3,82 +3,49 @@
 //! of result, and the invariant every output must satisfy.
 #![allow(dead_code)]
 
-use mcplite_core::dispatch::NoObserver;
+#[path = "host.rs"]
+mod host;
+
+use host::TestHost;
 use mcplite_core::envelope::{classify, Incoming};
-use mcplite_core::result::{CallResult, Content, ContentKind, StructuredJson, ToolDef};
+use mcplite_core::r::Formals;
+use mcplite_core::result::ToolDef;
+use mcplite_core::rjson::Options;
+use mcplite_core::serve::handle_line;
+use mcplite_core::telemetry::Telemetry;
 use mcplite_core::version::VERSIONS;
-use mcplite_core::{Server, ServerInfo, ToolHost};
-use serde_json::{json, Map, Value};
+use mcplite_core::{Server, ServerInfo, Tool};
+use serde_json::{json, Value};
 
 pub const VERSION_IDS: [&str; 4] = ["2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"];
 
 /// Tools whose results cover every content kind and structured shape.
-pub struct FuzzHost;
+const TOOLS: [&str; 9] = ["text", "error", "audio", "link", "bare_rows", "object", "resource", "tampered", "frame"];
 
-fn block(kind: ContentKind, body: Value) -> Content {
-    Content { kind, body: body.as_object().cloned().unwrap_or_default() }
-}
-
-impl ToolHost for FuzzHost {
-    fn call_tool(&mut self, _i: usize, tool: &ToolDef, args: Map<String, Value>) -> CallResult {
-        match tool.name.as_str() {
-            "text" => CallResult::text(Value::Object(args).to_string()),
-            "error" => CallResult::tool_error("failed"),
-            "audio" => CallResult {
-                content: vec![block(ContentKind::Audio, json!({"type":"audio","data":"AA==","mimeType":"audio/wav"}))],
-                ..Default::default()
-            },
-            "link" => CallResult {
-                content: vec![block(
-                    ContentKind::ResourceLink,
-                    json!({"type":"resource_link","uri":"file:///x","name":"x","_meta":{"a":1},
-                           "annotations":{"audience":["user"],"lastModified":"2025-01-01T00:00:00Z"}}),
-                )],
-                meta: Some(json!({"k": "v"}).as_object().cloned().unwrap_or_default()),
-                ..Default::default()
-            },
-            "rows" => CallResult {
-                content: vec![],
-                structured: Some(StructuredJson { json: "[{\"a\":1},{\"a\":null}]".into() }),
-                ..Default::default()
-            },
-            "object" => CallResult {
-                content: vec![Content::text("{\"ok\":true}")],
-                structured: Some(StructuredJson { json: "{\"ok\":true}".into() }),
-                ..Default::default()
-            },
-            _ => CallResult {
-                content: vec![block(
-                    ContentKind::Resource,
-                    json!({"type":"resource","resource":{"uri":"u","text":"t","_meta":{"z":1}},
-                           "annotations":{"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"},"_meta":{"b":2}}),
-                )],
-                ..Default::default()
-            },
-        }
-    }
-}
-
-pub fn tools() -> Vec<ToolDef> {
-    ["text", "error", "audio", "link", "rows", "object", "resource"]
+pub fn tools() -> Vec<Tool<&'static str>> {
+    TOOLS
         .iter()
-        .map(|name| ToolDef {
-            name: name.to_string(),
-            description: Some(format!("{name} tool")),
-            title: Some(name.to_uppercase()),
-            input_schema: json!({"type":"object","properties":{"a":true,"b":{"type":"string"}},"required":"b"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            output_schema: Some(if *name == "rows" { json!({"type":"array"}) } else { json!({"type":"object"}) }),
-            annotations: Some(json!({"readOnlyHint": true}).as_object().cloned().unwrap_or_default()),
-            meta: Some(json!({"x": 1}).as_object().cloned().unwrap_or_default()),
+        .map(|name| Tool {
+            def: ToolDef {
+                name: name.to_string(),
+                description: Some(format!("{name} tool")),
+                title: Some(name.to_uppercase()),
+                input_schema: json!({"type":"object","properties":{"a":true,"b":{"type":"string"}},"required":"b"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                output_schema: Some(if *name == "bare_rows" { json!({"type":"array"}) } else { json!({"type":"object"}) }),
+                annotations: Some(json!({"readOnlyHint": true}).as_object().cloned().unwrap_or_default()),
+                meta: Some(json!({"x": 1}).as_object().cloned().unwrap_or_default()),
+            },
+            formals: if *name == "text" { Formals::new(&["b".to_string(), "...".to_string()]) } else { Formals::unknown() },
+            fun: *name,
         })
         .collect()
 }
 
-pub fn server() -> Server {
-    Server::new(tools(), Some("hi".into()), ServerInfo { name: "fuzz".into(), version: "1".into() })
+pub fn server() -> Server<&'static str> {
+    Server::new(tools(), Some("hi".into()), ServerInfo { name: "fuzz".into(), version: "1".into() }, Options::default())
         .expect("fixed tool list is valid")
 }
 
@@ -94,7 +61,7 @@ pub fn seeds() -> Vec<String> {
         ));
         out.push(format!(r#"{{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{{{meta}}}}}"#));
         out.push(format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{{meta}}}}}"#));
-        for tool in ["text", "error", "audio", "link", "rows", "object", "resource", "nope"] {
+        for tool in TOOLS.iter().copied().chain(["nope"]) {
             out.push(format!(
                 r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{tool}","arguments":{{"b":"x"}},{meta}}}}}"#
             ));
@@ -111,20 +78,18 @@ pub fn seeds() -> Vec<String> {
 /// to check projected shapes of legacy answers. Returns a description of the
 /// violation, if any.
 pub fn check(line: &[u8], response: Option<&str>, legacy: Option<&str>) -> Result<(), String> {
-    let expect_answer = matches!(classify(line), Incoming::Request(_) | Incoming::Reject(..));
-    let request_id = match classify(line) {
-        Incoming::Request(m) => m.id.map(|i| i.raw().to_string()),
-        Incoming::Reject(id, _) => id.map(|i| i.raw().to_string()),
+    let incoming = classify(line.to_vec());
+    let expect_answer = matches!(incoming, Incoming::Request(_) | Incoming::Reject(..));
+    let request_id = match &incoming {
+        Incoming::Request(m) => m.id.as_ref().map(|i| i.raw().to_string()),
+        Incoming::Reject(id, _) => id.as_ref().map(|i| i.raw().to_string()),
         _ => None,
     };
-    // Read the version the way the server does (params are parsed on their own).
-    let modern_version = match classify(line) {
-        Incoming::Request(m) => m
-            .params
-            .get("_meta")
-            .and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
+    // Read the version the way the server does.
+    let modern_version = match &incoming {
+        Incoming::Request(m) => {
+            m.meta_field("io.modelcontextprotocol/protocolVersion").and_then(|v| v.as_str()).map(str::to_string)
+        }
         _ => None,
     };
     let Some(resp) = response else {
@@ -142,9 +107,9 @@ pub fn check(line: &[u8], response: Option<&str>, legacy: Option<&str>) -> Resul
         return Err("jsonrpc is not 2.0".into());
     }
     match (&request_id, obj.get("id")) {
-        (Some(raw), Some(id)) => {
-            if serde_json::from_str::<Value>(raw).ok().as_ref() != Some(id) {
-                return Err(format!("id {id} does not echo {raw}"));
+        (Some(raw), Some(_)) => {
+            if !resp.contains(&format!("\"id\":{raw},")) {
+                return Err(format!("the answer does not echo id {raw} byte for byte"));
             }
         }
         (None, None) => {}
@@ -230,6 +195,9 @@ fn check_result(r: &Value, version: Option<&str>) -> Result<(), String> {
         if v.modern_result && r.get("resultType") != Some(&json!("complete")) {
             return Err("modern call result without resultType".into());
         }
+        if !r.get("isError").is_some_and(Value::is_boolean) {
+            return Err("call result without a boolean isError".into());
+        }
     }
     Ok(())
 }
@@ -237,12 +205,18 @@ fn check_result(r: &Value, version: Option<&str>) -> Result<(), String> {
 /// Run a sequence of lines through one server, checking every answer.
 pub fn run_and_check(lines: &[Vec<u8>]) -> Result<(), String> {
     let mut server = server();
+    let mut host = TestHost::default();
+    let mut telemetry = Telemetry::from_provider(None);
     let mut legacy: Option<String> = None;
     for line in lines {
-        let handled = server.handle_line(line, &mut FuzzHost, &mut NoObserver);
-        check(line, handled.line.as_deref(), legacy.as_deref())
-            .map_err(|e| format!("{e}\n  input: {}", String::from_utf8_lossy(line)))?;
-        if let Some(resp) = &handled.line {
+        let written = handle_line(&mut server, &mut host, &mut telemetry, line);
+        let text = String::from_utf8(written).map_err(|_| "the answer is not UTF-8".to_string())?;
+        if !text.is_empty() && (!text.ends_with('\n') || text.matches('\n').count() != 1) {
+            return Err(format!("not exactly one line: {text:?}"));
+        }
+        let resp = text.strip_suffix('\n').filter(|t| !t.is_empty());
+        check(line, resp, legacy.as_deref()).map_err(|e| format!("{e}\n  input: {}", String::from_utf8_lossy(line)))?;
+        if let Some(resp) = resp {
             if let Ok(v) = serde_json::from_str::<Value>(resp) {
                 if let Some(pv) = v.pointer("/result/protocolVersion").and_then(Value::as_str) {
                     legacy = Some(pv.to_string());

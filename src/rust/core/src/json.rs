@@ -1,0 +1,923 @@
+//! The JSON reader for client messages.
+//!
+//! One pass over an input line builds a compact tree (a `Vec` of nodes in
+//! document order) that keeps what R and MCP need and serde's `Value` loses or
+//! refuses:
+//! - numbers keep their exact text, so request ids of any size compare exactly
+//!   and `1e400` can still reach R (as `Inf`, which is what jsonlite reads);
+//! - a lone UTF-16 surrogate escape (`"\ud800"`) becomes U+FFFD instead of
+//!   failing the whole message;
+//! - a string holding `\u0000` is kept and flagged, so the R bridge can refuse
+//!   that one argument by name (R strings cannot hold NUL);
+//! - nesting of any depth is read without recursion; below [`MAX_TREE_DEPTH`]
+//!   a container is kept only as a [`Kind::Deep`] marker, so a hostile line
+//!   cannot exhaust the stack or memory, and the error can say what is wrong.
+//!
+//! Duplicate object keys are all kept, in order; [`Val::get`] answers the last
+//! one, as JavaScript's `JSON.parse` and serde do.
+
+use std::fmt;
+
+/// Containers nested deeper than this are kept as [`Kind::Deep`] markers.
+/// Tool arguments may nest [`crate::r::MAX_ARG_DEPTH`] levels below
+/// `params.arguments`, which sits at depth 3.
+pub const MAX_TREE_DEPTH: usize = 1024;
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Null,
+    True,
+    False,
+    Number,
+    String,
+    Array,
+    Object,
+    /// A container nested deeper than [`MAX_TREE_DEPTH`]: valid JSON, not kept.
+    Deep,
+}
+
+const IN_ARENA: u8 = 1;
+const HAS_NUL: u8 = 2;
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    kind: Kind,
+    flags: u8,
+    /// The node's bytes in the line (for containers, from bracket to bracket).
+    src: (u32, u32),
+    /// Strings: (offset, length) of the decoded text, in the line (no escapes)
+    /// or in the arena. Containers: (number of items or members, unused).
+    a: u32,
+    b: u32,
+    /// Index of the node after this one's subtree.
+    next: u32,
+}
+
+/// Why a line is not JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    NotUtf8 { at: usize },
+    Syntax { at: usize, what: &'static str },
+    TooLarge,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::NotUtf8 { at } => write!(f, "input is not valid UTF-8 (byte {at})"),
+            ParseError::Syntax { at, what } => write!(f, "{what} at byte {at}"),
+            ParseError::TooLarge => f.write_str("the message is larger than 4 GB"),
+        }
+    }
+}
+
+/// A parsed line: its bytes, decoded strings that needed unescaping, and the
+/// node tree. The root is node 0.
+pub struct Doc {
+    line: Vec<u8>,
+    arena: Vec<u8>,
+    nodes: Vec<Node>,
+}
+
+impl fmt::Debug for Doc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Doc({})", String::from_utf8_lossy(&self.line))
+    }
+}
+
+impl Doc {
+    /// Parse one message. The bytes become part of the document.
+    pub fn parse(line: Vec<u8>) -> Result<Doc, ParseError> {
+        if line.len() >= u32::MAX as usize {
+            return Err(ParseError::TooLarge);
+        }
+        if let Err(e) = std::str::from_utf8(&line) {
+            return Err(ParseError::NotUtf8 { at: e.valid_up_to() });
+        }
+        let (nodes, arena) = Parser::new(&line).run()?;
+        Ok(Doc { line, arena, nodes })
+    }
+
+    pub fn root(&self) -> Val<'_> {
+        Val { doc: self, i: 0 }
+    }
+
+    /// The whole line as received.
+    pub fn text(&self) -> &[u8] {
+        &self.line
+    }
+}
+
+/// A borrowed view of one node.
+#[derive(Clone, Copy)]
+pub struct Val<'d> {
+    doc: &'d Doc,
+    i: usize,
+}
+
+impl fmt::Debug for Val<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", String::from_utf8_lossy(self.raw()))
+    }
+}
+
+impl<'d> Val<'d> {
+    fn node(&self) -> &'d Node {
+        &self.doc.nodes[self.i]
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.node().kind
+    }
+
+    pub fn is_object(&self) -> bool {
+        self.kind() == Kind::Object
+    }
+
+    pub fn is_string(&self) -> bool {
+        self.kind() == Kind::String
+    }
+
+    /// The exact bytes of this value in the message.
+    pub fn raw(&self) -> &'d [u8] {
+        let (s, e) = self.node().src;
+        &self.doc.line[s as usize..e as usize]
+    }
+
+    /// The exact text of this value in the message (the line is valid UTF-8).
+    pub fn raw_str(&self) -> &'d str {
+        std::str::from_utf8(self.raw()).unwrap_or("")
+    }
+
+    /// The decoded text of a string (lone surrogates already replaced).
+    pub fn as_str(&self) -> Option<&'d str> {
+        let n = self.node();
+        if n.kind != Kind::String {
+            return None;
+        }
+        let src = if n.flags & IN_ARENA != 0 { &self.doc.arena } else { &self.doc.line };
+        let bytes = &src[n.a as usize..(n.a + n.b) as usize];
+        // Both sources hold valid UTF-8 by construction.
+        std::str::from_utf8(bytes).ok()
+    }
+
+    /// Whether a string holds a NUL character (`\u0000`).
+    pub fn has_nul(&self) -> bool {
+        self.node().flags & HAS_NUL != 0
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.kind() {
+            Kind::True => Some(true),
+            Kind::False => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The number's text, exactly as sent.
+    pub fn number_text(&self) -> Option<&'d str> {
+        (self.kind() == Kind::Number).then(|| self.raw_str())
+    }
+
+    /// Items of an array, members' values of an object, in order.
+    pub fn len(&self) -> usize {
+        match self.kind() {
+            Kind::Array | Kind::Object => self.node().a as usize,
+            _ => 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The items of an array (empty for anything else).
+    pub fn items(&self) -> Children<'d> {
+        let n = self.node();
+        let end = if n.kind == Kind::Array { n.next as usize } else { self.i + 1 };
+        Children { doc: self.doc, i: self.i + 1, end }
+    }
+
+    /// The `(key, value)` members of an object, in order, duplicates included.
+    pub fn members(&self) -> Members<'d> {
+        let n = self.node();
+        let end = if n.kind == Kind::Object { n.next as usize } else { self.i + 1 };
+        Members { inner: Children { doc: self.doc, i: self.i + 1, end } }
+    }
+
+    /// The value of member `key` of an object (the last one if repeated).
+    pub fn get(&self, key: &str) -> Option<Val<'d>> {
+        let mut found = None;
+        for (k, v) in self.members() {
+            if k.as_str() == Some(key) {
+                found = Some(v);
+            }
+        }
+        found
+    }
+
+    /// A serde value of this subtree, for small parts echoed back (error data).
+    /// Deep markers become `null`; numbers serde cannot hold become their text.
+    pub fn to_value(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self.kind() {
+            Kind::Null | Kind::Deep => Value::Null,
+            Kind::True => Value::Bool(true),
+            Kind::False => Value::Bool(false),
+            Kind::Number => serde_json::from_str::<serde_json::Number>(self.raw_str())
+                .map(Value::Number)
+                .unwrap_or_else(|_| Value::String(self.raw_str().to_string())),
+            Kind::String => Value::String(self.as_str().unwrap_or("").to_string()),
+            Kind::Array => Value::Array(self.items().map(|v| v.to_value()).collect()),
+            Kind::Object => {
+                let mut map = serde_json::Map::new();
+                for (k, v) in self.members() {
+                    map.insert(k.as_str().unwrap_or("").to_string(), v.to_value());
+                }
+                Value::Object(map)
+            }
+        }
+    }
+
+    /// How deep the deepest container below (and including) this one is.
+    pub fn contains_deep(&self) -> bool {
+        let end = self.node().next as usize;
+        self.doc.nodes[self.i..end].iter().any(|n| n.kind == Kind::Deep)
+    }
+}
+
+/// Iterator over sibling nodes.
+pub struct Children<'d> {
+    doc: &'d Doc,
+    i: usize,
+    end: usize,
+}
+
+impl<'d> Iterator for Children<'d> {
+    type Item = Val<'d>;
+    fn next(&mut self) -> Option<Val<'d>> {
+        if self.i >= self.end {
+            return None;
+        }
+        let v = Val { doc: self.doc, i: self.i };
+        self.i = self.doc.nodes[self.i].next as usize;
+        Some(v)
+    }
+}
+
+/// Iterator over object members.
+pub struct Members<'d> {
+    inner: Children<'d>,
+}
+
+impl<'d> Iterator for Members<'d> {
+    type Item = (Val<'d>, Val<'d>);
+    fn next(&mut self) -> Option<Self::Item> {
+        let k = self.inner.next()?;
+        let v = self.inner.next()?;
+        Some((k, v))
+    }
+}
+
+/// A container being read: where its node is and whether it is an object.
+struct Open {
+    node: u32,
+    object: bool,
+}
+
+/// What the parser expects next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// A value (top level, after `:` or after `,` in an array).
+    Value,
+    /// A value or `]` (right after `[`).
+    ValueOrClose,
+    /// A key or `}` (right after `{`).
+    KeyOrClose,
+    /// A key (after `,` in an object).
+    Key,
+    /// `:` after a key.
+    Colon,
+    /// `,` or the closing bracket, or the end of input at top level.
+    Next,
+}
+
+struct Parser<'a> {
+    b: &'a [u8],
+    pos: usize,
+    nodes: Vec<Node>,
+    arena: Vec<u8>,
+    open: Vec<Open>,
+    /// Containers below the depth limit: one bit per level (1 = object), and
+    /// the index of the Deep marker that stands for all of them.
+    deep: Vec<u64>,
+    deep_len: usize,
+    deep_node: u32,
+}
+
+fn err(at: usize, what: &'static str) -> ParseError {
+    ParseError::Syntax { at, what }
+}
+
+impl<'a> Parser<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        Parser {
+            b,
+            pos: 0,
+            nodes: Vec::with_capacity(16),
+            arena: Vec::new(),
+            open: Vec::new(),
+            deep: Vec::new(),
+            deep_len: 0,
+            deep_node: 0,
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(&c) = self.b.get(self.pos) {
+            if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn in_deep(&self) -> bool {
+        self.deep_len > 0
+    }
+
+    fn top_is_object(&self) -> Option<bool> {
+        if self.in_deep() {
+            let i = self.deep_len - 1;
+            return Some(self.deep[i / 64] >> (i % 64) & 1 == 1);
+        }
+        self.open.last().map(|o| o.object)
+    }
+
+    fn push_node(&mut self, kind: Kind, start: usize) -> u32 {
+        let i = self.nodes.len() as u32;
+        self.nodes.push(Node { kind, flags: 0, src: (start as u32, start as u32), a: 0, b: 0, next: i + 1 });
+        i
+    }
+
+    /// A value just ended: count it in its container.
+    fn completed(&mut self) {
+        if !self.in_deep() {
+            if let Some(o) = self.open.last() {
+                let n = o.node as usize;
+                if !o.object {
+                    self.nodes[n].a += 1;
+                }
+            }
+        }
+    }
+
+    fn run(mut self) -> Result<(Vec<Node>, Vec<u8>), ParseError> {
+        let mut expect = Expect::Value;
+        loop {
+            self.skip_ws();
+            let at = self.pos;
+            let Some(&c) = self.b.get(at) else {
+                return if expect == Expect::Next && self.open.is_empty() && !self.in_deep() {
+                    Ok((self.nodes, self.arena))
+                } else if self.nodes.is_empty() {
+                    Err(err(at, "no JSON value"))
+                } else {
+                    Err(err(at, "unexpected end of input"))
+                };
+            };
+            match expect {
+                Expect::Colon => {
+                    if c != b':' {
+                        return Err(err(at, "expected ':' after an object key"));
+                    }
+                    self.pos += 1;
+                    expect = Expect::Value;
+                }
+                Expect::Next => {
+                    let object = match self.top_is_object() {
+                        None => return Err(err(at, "unexpected data after the JSON value")),
+                        Some(o) => o,
+                    };
+                    match c {
+                        b',' => {
+                            self.pos += 1;
+                            expect = if object { Expect::Key } else { Expect::Value };
+                        }
+                        b']' if !object => {
+                            self.pos += 1;
+                            self.close(at);
+                            expect = Expect::Next;
+                        }
+                        b'}' if object => {
+                            self.pos += 1;
+                            self.close(at);
+                            expect = Expect::Next;
+                        }
+                        _ => {
+                            return Err(err(
+                                at,
+                                if object { "expected ',' or '}' in an object" } else { "expected ',' or ']' in an array" },
+                            ))
+                        }
+                    }
+                }
+                Expect::KeyOrClose | Expect::Key => {
+                    if c == b'}' && expect == Expect::KeyOrClose {
+                        self.pos += 1;
+                        self.close(at);
+                        expect = Expect::Next;
+                    } else if c == b'"' {
+                        self.string()?;
+                        if !self.in_deep() {
+                            if let Some(o) = self.open.last() {
+                                self.nodes[o.node as usize].a += 1;
+                            }
+                        }
+                        expect = Expect::Colon;
+                    } else {
+                        return Err(err(at, "expected a string key in an object"));
+                    }
+                }
+                Expect::Value | Expect::ValueOrClose => {
+                    if c == b']' && expect == Expect::ValueOrClose {
+                        self.pos += 1;
+                        self.close(at);
+                        expect = Expect::Next;
+                        continue;
+                    }
+                    match c {
+                        b'{' | b'[' => {
+                            self.open_container(c == b'{', at);
+                            self.pos += 1;
+                            expect = if c == b'{' { Expect::KeyOrClose } else { Expect::ValueOrClose };
+                        }
+                        b'"' => {
+                            self.string()?;
+                            self.completed();
+                            expect = Expect::Next;
+                        }
+                        b't' => {
+                            self.literal(b"true", Kind::True)?;
+                            expect = Expect::Next;
+                        }
+                        b'f' => {
+                            self.literal(b"false", Kind::False)?;
+                            expect = Expect::Next;
+                        }
+                        b'n' => {
+                            self.literal(b"null", Kind::Null)?;
+                            expect = Expect::Next;
+                        }
+                        b'-' | b'0'..=b'9' => {
+                            self.number()?;
+                            expect = Expect::Next;
+                        }
+                        _ => return Err(err(at, "expected a JSON value")),
+                    }
+                }
+            }
+        }
+    }
+
+    fn open_container(&mut self, object: bool, at: usize) {
+        if self.in_deep() || self.open.len() >= MAX_TREE_DEPTH {
+            if !self.in_deep() {
+                self.deep_node = self.push_node(Kind::Deep, at);
+            }
+            let i = self.deep_len;
+            if i / 64 >= self.deep.len() {
+                self.deep.push(0);
+            }
+            if object {
+                self.deep[i / 64] |= 1 << (i % 64);
+            } else {
+                self.deep[i / 64] &= !(1 << (i % 64));
+            }
+            self.deep_len += 1;
+            return;
+        }
+        let node = self.push_node(if object { Kind::Object } else { Kind::Array }, at);
+        self.open.push(Open { node, object });
+    }
+
+    /// `at` is the closing bracket's position.
+    fn close(&mut self, at: usize) {
+        if self.in_deep() {
+            self.deep_len -= 1;
+            if self.deep_len == 0 {
+                let n = &mut self.nodes[self.deep_node as usize];
+                n.src.1 = at as u32 + 1;
+                self.completed();
+            }
+            return;
+        }
+        if let Some(o) = self.open.pop() {
+            let next = self.nodes.len() as u32;
+            let n = &mut self.nodes[o.node as usize];
+            n.src.1 = at as u32 + 1;
+            n.next = next;
+            self.completed();
+        }
+    }
+
+    fn literal(&mut self, word: &'static [u8], kind: Kind) -> Result<(), ParseError> {
+        let at = self.pos;
+        if !self.b[at..].starts_with(word) {
+            return Err(err(at, "expected a JSON value"));
+        }
+        self.pos += word.len();
+        if !self.in_deep() {
+            let i = self.push_node(kind, at);
+            self.nodes[i as usize].src.1 = self.pos as u32;
+            self.completed();
+        }
+        Ok(())
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while self.b.get(self.pos).is_some_and(u8::is_ascii_digit) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn number(&mut self) -> Result<(), ParseError> {
+        let start = self.pos;
+        if self.b[self.pos] == b'-' {
+            self.pos += 1;
+        }
+        match self.b.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(err(self.pos, "a number needs digits")),
+        }
+        if self.b.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(err(self.pos, "a number needs digits after '.'"));
+            }
+        }
+        if matches!(self.b.get(self.pos), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.b.get(self.pos), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(err(self.pos, "a number needs digits in its exponent"));
+            }
+        }
+        if !self.in_deep() {
+            let i = self.push_node(Kind::Number, start);
+            self.nodes[i as usize].src.1 = self.pos as u32;
+            self.completed();
+        }
+        Ok(())
+    }
+
+    /// Reads a string starting at the opening quote; adds a node unless deep.
+    fn string(&mut self) -> Result<(), ParseError> {
+        let start = self.pos;
+        self.pos += 1;
+        let body = self.pos;
+        // Fast path: no escapes. Raw control bytes are invalid in JSON strings.
+        loop {
+            match self.b.get(self.pos) {
+                None => return Err(err(start, "unterminated string")),
+                Some(b'"') => {
+                    let len = self.pos - body;
+                    self.pos += 1;
+                    if !self.in_deep() {
+                        let i = self.push_node(Kind::String, start) as usize;
+                        let n = &mut self.nodes[i];
+                        n.src.1 = self.pos as u32;
+                        n.a = body as u32;
+                        n.b = len as u32;
+                    }
+                    return Ok(());
+                }
+                Some(b'\\') => break,
+                Some(&c) if c < 0x20 => return Err(err(self.pos, "raw control character in a string")),
+                Some(_) => self.pos += 1,
+            }
+        }
+        // Slow path: decode into the arena.
+        let keep = !self.in_deep();
+        let arena_start = self.arena.len();
+        let mut has_nul = false;
+        if keep {
+            self.arena.extend_from_slice(&self.b[body..self.pos]);
+        }
+        loop {
+            let at = self.pos;
+            match self.b.get(at) {
+                None => return Err(err(start, "unterminated string")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b'\\') => {
+                    let esc = *self.b.get(at + 1).ok_or_else(|| err(start, "unterminated string"))?;
+                    self.pos += 2;
+                    let byte = match esc {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => {
+                            let c = self.unicode_escape(at)?;
+                            if c == '\0' {
+                                has_nul = true;
+                            }
+                            if keep {
+                                let mut buf = [0u8; 4];
+                                self.arena.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                            }
+                            continue;
+                        }
+                        _ => return Err(err(at, "invalid escape in a string")),
+                    };
+                    if keep {
+                        self.arena.push(byte);
+                    }
+                }
+                Some(&c) if c < 0x20 => return Err(err(at, "raw control character in a string")),
+                Some(_) => {
+                    // Copy the run up to the next quote, backslash or control byte.
+                    let run_end = self.b[at..]
+                        .iter()
+                        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                        .map_or(self.b.len(), |p| at + p);
+                    if keep {
+                        self.arena.extend_from_slice(&self.b[at..run_end]);
+                    }
+                    self.pos = run_end;
+                }
+            }
+        }
+        if keep {
+            let i = self.push_node(Kind::String, start) as usize;
+            let n = &mut self.nodes[i];
+            n.src.1 = self.pos as u32;
+            n.flags = IN_ARENA | if has_nul { HAS_NUL } else { 0 };
+            n.a = arena_start as u32;
+            n.b = (self.arena.len() - arena_start) as u32;
+        }
+        Ok(())
+    }
+
+    fn hex4(&self, at: usize) -> Option<u32> {
+        let h = self.b.get(at..at + 4)?;
+        let mut v = 0u32;
+        for &c in h {
+            v = v * 16 + (c as char).to_digit(16)?;
+        }
+        Some(v)
+    }
+
+    /// After `\u` (self.pos is past the `u`): one character, a surrogate pair
+    /// combined, a lone surrogate as U+FFFD.
+    fn unicode_escape(&mut self, at: usize) -> Result<char, ParseError> {
+        let hi = self.hex4(self.pos).ok_or_else(|| err(at, "invalid \\u escape in a string"))?;
+        self.pos += 4;
+        if (0xD800..0xDC00).contains(&hi) {
+            if self.b.get(self.pos..self.pos + 2) == Some(b"\\u") {
+                if let Some(lo) = self.hex4(self.pos + 2) {
+                    if (0xDC00..0xE000).contains(&lo) {
+                        self.pos += 6;
+                        let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                        return Ok(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                    }
+                }
+            }
+            return Ok('\u{FFFD}');
+        }
+        Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'))
+    }
+}
+
+/// How an R bridge should read a JSON number (what jsonlite does): an integer
+/// that fits R's integer type (R's NA bit pattern excluded) is an integer;
+/// anything else is the nearest double, with overflow to infinity and
+/// underflow to zero.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RNumber {
+    Int(i32),
+    Double(f64),
+}
+
+pub fn r_number(text: &str) -> RNumber {
+    let integral_syntax = !text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'));
+    if integral_syntax && text.len() <= 11 {
+        if let Ok(i) = text.parse::<i64>() {
+            if i > i32::MIN as i64 && i <= i32::MAX as i64 {
+                return RNumber::Int(i as i32);
+            }
+        }
+    }
+    // Rust's parser rounds correctly and saturates to +-inf / 0.
+    RNumber::Double(text.parse::<f64>().unwrap_or(f64::NAN))
+}
+
+/// A number's value in canonical form, for exact comparison of request ids:
+/// `1`, `1.0`, `1e0` and `10e-1` are equal; big integers are compared digit by
+/// digit, never through a float.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExactNumber {
+    negative: bool,
+    /// Significant digits without leading or trailing zeros ("" for zero).
+    digits: String,
+    /// The value is `0.digits * 10^exp`.
+    exp: i64,
+}
+
+impl ExactNumber {
+    /// Parse JSON number text (already validated by the reader).
+    pub fn parse(text: &str) -> Option<ExactNumber> {
+        let (negative, rest) = match text.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, text),
+        };
+        let (mantissa, exp_part) = match rest.find(['e', 'E']) {
+            Some(p) => (&rest[..p], Some(&rest[p + 1..])),
+            None => (rest, None),
+        };
+        let (int_part, frac_part) = match mantissa.find('.') {
+            Some(p) => (&mantissa[..p], &mantissa[p + 1..]),
+            None => (mantissa, ""),
+        };
+        if int_part.is_empty() || !int_part.bytes().chain(frac_part.bytes()).all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let mut exp: i64 = match exp_part {
+            None => 0,
+            Some(e) => {
+                let (neg, d) = match e.as_bytes().first() {
+                    Some(b'-') => (true, &e[1..]),
+                    Some(b'+') => (false, &e[1..]),
+                    _ => (false, e),
+                };
+                if d.is_empty() || !d.bytes().all(|c| c.is_ascii_digit()) {
+                    return None;
+                }
+                // Saturate: exponents beyond this are equally absurd.
+                let v = d.bytes().fold(0i64, |acc, c| acc.saturating_mul(10).saturating_add((c - b'0') as i64));
+                if neg {
+                    -v
+                } else {
+                    v
+                }
+            }
+        };
+        let all: String = int_part.chars().chain(frac_part.chars()).collect();
+        exp = exp.saturating_add(int_part.len() as i64);
+        let lead = all.len() - all.trim_start_matches('0').len();
+        let digits = all[lead..].trim_end_matches('0').to_string();
+        exp = exp.saturating_sub(lead as i64);
+        if digits.is_empty() {
+            return Some(ExactNumber { negative: false, digits, exp: 0 });
+        }
+        Some(ExactNumber { negative, digits, exp })
+    }
+
+    /// Whether the value is a whole number.
+    pub fn is_integral(&self) -> bool {
+        self.digits.is_empty() || self.exp >= self.digits.len() as i64
+    }
+
+    /// Whether a double can come near it (no more than 309 digits before the
+    /// point): beyond, every JSON reader a client uses sees infinity.
+    pub fn is_finite_double(&self) -> bool {
+        self.exp <= 309
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Doc {
+        Doc::parse(s.as_bytes().to_vec()).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn perr(s: &str) -> ParseError {
+        match Doc::parse(s.as_bytes().to_vec()) {
+            Ok(_) => panic!("{s} parsed"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn reads_every_kind_and_keeps_structure() {
+        let d = p(r#" {"a":[1,-2.5e3,true,false,null,"x"],"b":{},"c":[],"d":{"e":"f\"g"}} "#);
+        let r = d.root();
+        assert!(r.is_object());
+        assert_eq!(r.len(), 4);
+        let a = r.get("a").unwrap();
+        let items: Vec<String> = a.items().map(|v| v.raw_str().to_string()).collect();
+        assert_eq!(items, ["1", "-2.5e3", "true", "false", "null", "\"x\""]);
+        assert_eq!(a.len(), 6);
+        assert_eq!(r.get("b").unwrap().kind(), Kind::Object);
+        assert!(r.get("b").unwrap().is_empty());
+        assert_eq!(r.get("c").unwrap().len(), 0);
+        assert_eq!(r.get("d").unwrap().get("e").unwrap().as_str(), Some("f\"g"));
+        assert_eq!(r.get("d").unwrap().raw_str(), r#"{"e":"f\"g"}"#);
+        assert!(r.get("zz").is_none());
+        let keys: Vec<&str> = r.members().map(|(k, _)| k.as_str().unwrap()).collect();
+        assert_eq!(keys, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn duplicate_keys_are_kept_and_get_answers_the_last() {
+        let d = p(r#"{"x":1,"x":2}"#);
+        assert_eq!(d.root().members().count(), 2);
+        assert_eq!(d.root().get("x").unwrap().raw_str(), "2");
+    }
+
+    #[test]
+    fn escapes_surrogates_and_nul() {
+        let d = p(r#"["a\u0000b","\ud800","\udc00x","\ud800\ud800","\ud83d\ude00","\u00e9\n\/","plain é"]"#);
+        let v: Vec<Val> = d.root().items().collect();
+        assert_eq!(v[0].as_str(), Some("a\0b"));
+        assert!(v[0].has_nul());
+        assert_eq!(v[1].as_str(), Some("\u{FFFD}"));
+        assert_eq!(v[2].as_str(), Some("\u{FFFD}x"));
+        assert_eq!(v[3].as_str(), Some("\u{FFFD}\u{FFFD}"));
+        assert_eq!(v[4].as_str(), Some("\u{1F600}"));
+        assert_eq!(v[5].as_str(), Some("é\n/"));
+        assert_eq!(v[6].as_str(), Some("plain é"));
+        assert!(!v[6].has_nul());
+    }
+
+    #[test]
+    fn syntax_errors_say_where() {
+        for bad in [
+            "", " ", "{", "[1,]", "[1 2]", "{\"a\" 1}", "{\"a\":}", "{a:1}", "[01]", "[1.]", "[.5]", "[1e]", "[-]",
+            "\"abc", "\"a\tb\"", "\"\\x\"", "\"\\u12\"", "tru", "nul", "[1]x", "{} {}", "{\"a\":1,}", "[}", "{]",
+        ] {
+            assert!(matches!(perr(bad), ParseError::Syntax { .. }), "{bad:?}");
+        }
+        assert_eq!(perr("[1,]").to_string(), "expected a JSON value at byte 3");
+        assert!(matches!(Doc::parse(vec![b'"', 0xff, b'"']), Err(ParseError::NotUtf8 { at: 1 })));
+    }
+
+    #[test]
+    fn deep_nesting_is_marked_not_recursed() {
+        let depth = 200_000;
+        let line = format!("{{\"id\":1,\"x\":{}{}}}", "[".repeat(depth), "]".repeat(depth));
+        let d = p(&line);
+        let x = d.root().get("x").unwrap();
+        assert!(x.contains_deep());
+        assert_eq!(d.root().get("id").unwrap().raw_str(), "1");
+        // Exactly at the limit: kept; one more: a Deep marker.
+        let kept = format!("{}{}", "[".repeat(MAX_TREE_DEPTH), "]".repeat(MAX_TREE_DEPTH));
+        assert!(!p(&kept).root().contains_deep());
+        let over = format!("{}{}", "[".repeat(MAX_TREE_DEPTH + 1), "]".repeat(MAX_TREE_DEPTH + 1));
+        assert!(p(&over).root().contains_deep());
+        // Mismatched brackets deep down are still syntax errors.
+        let bad = format!("{}{}", "[".repeat(5000), "}".repeat(5000));
+        assert!(matches!(perr(&bad), ParseError::Syntax { .. }));
+        let bad = format!("{}{{\"a\" 1}}{}", "[".repeat(3000), "]".repeat(3000));
+        assert!(matches!(perr(&bad), ParseError::Syntax { .. }));
+    }
+
+    #[test]
+    fn numbers_for_r() {
+        assert_eq!(r_number("1"), RNumber::Int(1));
+        assert_eq!(r_number("-0"), RNumber::Int(0));
+        assert_eq!(r_number("2147483647"), RNumber::Int(i32::MAX));
+        assert_eq!(r_number("-2147483647"), RNumber::Int(-i32::MAX));
+        assert_eq!(r_number("-2147483648"), RNumber::Double(-2147483648.0));
+        assert_eq!(r_number("2147483648"), RNumber::Double(2147483648.0));
+        assert_eq!(r_number("1.0"), RNumber::Double(1.0));
+        assert_eq!(r_number("1e2"), RNumber::Double(100.0));
+        assert_eq!(r_number("1e400"), RNumber::Double(f64::INFINITY));
+        assert_eq!(r_number("-1e400"), RNumber::Double(f64::NEG_INFINITY));
+        assert_eq!(r_number("1e-400"), RNumber::Double(0.0));
+        assert_eq!(r_number("123456789012345678901234567890"), RNumber::Double(1.2345678901234568e29));
+    }
+
+    #[test]
+    fn exact_numbers_compare_by_value() {
+        let n = |s: &str| ExactNumber::parse(s).unwrap();
+        for same in [["1", "1.0"], ["1", "1e0"], ["1", "10e-1"], ["100", "1e2"], ["0", "-0"], ["0", "0.000e9"], ["-5", "-0.5e1"]] {
+            assert_eq!(n(same[0]), n(same[1]), "{same:?}");
+        }
+        assert_ne!(n("18446744073709551617"), n("18446744073709551616"));
+        assert_ne!(n("1"), n("-1"));
+        assert!(n("1e400").is_integral());
+        assert!(n("10e-1").is_integral());
+        assert!(!n("1.5").is_integral());
+        assert!(!n("1e-1").is_integral());
+        assert!(n("0.0").is_integral());
+    }
+}

@@ -1,0 +1,340 @@
+//! Tool arguments: from the client's JSON object to the named R list given to
+//! the tool function, through the [`RBuilder`] trait.
+//!
+//! Arguments are checked in full before anything is built, so building cannot
+//! fail half-way (the glue builds inside R's error protection, where nothing
+//! that needs cleaning up may be pending). A value R cannot hold is refused
+//! with the R path of the argument: R strings cannot contain NUL, and nesting
+//! is bounded. Names are matched exactly, never partially.
+//!
+//! JSON maps to R as jsonlite does with `simplifyVector = FALSE`: objects are
+//! named lists (`{}` keeps an empty names attribute), arrays unnamed lists,
+//! strings character(1), `true`/`false` logical(1), `null` NULL, integers that
+//! fit R's integer type integer(1) and every other number double(1) (`1e400`
+//! is `Inf`). Lone surrogate escapes arrive as U+FFFD.
+
+use super::{push_index, push_name};
+use crate::json::{r_number, Kind, RNumber, Val};
+
+/// Arguments nested deeper than this (below `arguments`) are refused.
+pub const MAX_ARG_DEPTH: usize = 512;
+
+/// One leaf value for the builder.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar<'a> {
+    Null,
+    Logical(bool),
+    Integer(i32),
+    Double(f64),
+    /// Never contains NUL.
+    String(&'a str),
+}
+
+/// Builds R objects top-down: a list is made first and its items are stored
+/// into it as they are built, so only the lists on the current path need
+/// protecting from R's garbage collector.
+pub trait RBuilder {
+    /// A handle to a built object.
+    type Obj: Copy;
+    fn scalar(&mut self, value: Scalar<'_>) -> Self::Obj;
+    /// A new list of `len` items, named when `named` (its names start empty).
+    /// It stays protected until [`RBuilder::finish_list`].
+    fn new_list(&mut self, len: usize, named: bool) -> Self::Obj;
+    /// Store `item` (and its name, for named lists) at position `i`.
+    fn set_item(&mut self, list: Self::Obj, i: usize, name: Option<&str>, item: Self::Obj);
+    fn finish_list(&mut self, list: Self::Obj);
+}
+
+/// The formal arguments of a tool function, for exact name matching.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Formals {
+    /// All formals except `...`.
+    pub names: Vec<String>,
+    /// Formals before `...` (R would match a prefix of these partially).
+    pub before_dots: Vec<String>,
+    pub has_dots: bool,
+    /// False for primitives, whose formals R does not expose.
+    pub known: bool,
+}
+
+impl Formals {
+    /// From the formals in order, `...` included.
+    pub fn new(all: &[String]) -> Formals {
+        let dots = all.iter().position(|n| n == "...");
+        Formals {
+            names: all.iter().filter(|n| *n != "...").cloned().collect(),
+            before_dots: dots.map(|d| all[..d].to_vec()).unwrap_or_default(),
+            has_dots: dots.is_some(),
+            known: true,
+        }
+    }
+
+    /// Formals that cannot be checked (primitives).
+    pub fn unknown() -> Formals {
+        Formals::default()
+    }
+
+    /// An argument name R would not bind exactly: not a formal, and either no
+    /// `...` to take it, or empty (R would bind it by position), or a prefix of
+    /// a formal before `...` (R would bind it partially).
+    fn inexact<'a>(&self, name: &'a str) -> bool {
+        if !self.known || self.names.iter().any(|n| n == name) {
+            return false;
+        }
+        !self.has_dots || name.is_empty() || self.before_dots.iter().any(|n| n.starts_with(name))
+    }
+}
+
+/// Check `arguments` (an object, or absent) for tool `tool`. The message is
+/// what the client receives as the tool error.
+pub fn check(arguments: Option<Val<'_>>, formals: &Formals, tool: &str) -> Result<(), String> {
+    let Some(args) = arguments else { return Ok(()) };
+    for (key, value) in args.members() {
+        let name = key.as_str().unwrap_or("");
+        if key.has_nul() {
+            return Err(format!(
+                "Tool {tool} received an argument name with a NUL character (\\u0000), which R names cannot hold."
+            ));
+        }
+        if formals.inexact(name) {
+            return Err(format!("Tool {tool} has no argument named '{name}'."));
+        }
+        let mut path = name.to_string();
+        check_value(value, &mut path, 1).map_err(|e| match e {
+            Fault::Nul(path) => format!(
+                "Argument `{}` of tool {tool} contains a NUL character (\\u0000), which R strings cannot hold.",
+                shorten(&path)
+            ),
+            Fault::NulName(path) => format!(
+                "Argument `{}` of tool {tool} has a name with a NUL character (\\u0000), which R names cannot hold.",
+                shorten(&path)
+            ),
+            Fault::Nested => format!(
+                "Argument `{name}` of tool {tool} is nested deeper than {MAX_ARG_DEPTH} levels, which mcplite does not pass to R."
+            ),
+        })?;
+    }
+    Ok(())
+}
+
+enum Fault {
+    Nul(String),
+    NulName(String),
+    Nested,
+}
+
+/// Paths deep down are long; the start says which argument it is.
+fn shorten(path: &str) -> String {
+    const MAX: usize = 120;
+    if path.len() <= MAX {
+        return path.to_string();
+    }
+    let mut end = MAX;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &path[..end])
+}
+
+fn check_value(v: Val<'_>, path: &mut String, depth: usize) -> Result<(), Fault> {
+    match v.kind() {
+        Kind::String if v.has_nul() => Err(Fault::Nul(path.clone())),
+        Kind::Deep => Err(Fault::Nested),
+        Kind::Array | Kind::Object if depth > MAX_ARG_DEPTH => Err(Fault::Nested),
+        Kind::Array => {
+            for (i, item) in v.items().enumerate() {
+                let len = path.len();
+                push_index(path, i);
+                check_value(item, path, depth + 1)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        Kind::Object => {
+            for (key, item) in v.members() {
+                if key.has_nul() {
+                    return Err(Fault::NulName(path.clone()));
+                }
+                let len = path.len();
+                push_name(path, key.as_str().unwrap_or(""));
+                check_value(item, path, depth + 1)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Build the named list of arguments. Call [`check`] first: this assumes no
+/// NUL, no Deep marker and bounded depth (it builds `NULL` for what it cannot).
+pub fn build<B: RBuilder>(arguments: Option<Val<'_>>, b: &mut B) -> B::Obj {
+    match arguments {
+        Some(args) if args.is_object() => value(args, b),
+        _ => {
+            let list = b.new_list(0, true);
+            b.finish_list(list);
+            list
+        }
+    }
+}
+
+fn value<B: RBuilder>(v: Val<'_>, b: &mut B) -> B::Obj {
+    match v.kind() {
+        Kind::Null | Kind::Deep => b.scalar(Scalar::Null),
+        Kind::True => b.scalar(Scalar::Logical(true)),
+        Kind::False => b.scalar(Scalar::Logical(false)),
+        Kind::Number => match r_number(v.raw_str()) {
+            RNumber::Int(i) => b.scalar(Scalar::Integer(i)),
+            RNumber::Double(d) => b.scalar(Scalar::Double(d)),
+        },
+        Kind::String => b.scalar(Scalar::String(v.as_str().unwrap_or(""))),
+        Kind::Array => {
+            let list = b.new_list(v.len(), false);
+            for (i, item) in v.items().enumerate() {
+                let x = value(item, b);
+                b.set_item(list, i, None, x);
+            }
+            b.finish_list(list);
+            list
+        }
+        Kind::Object => {
+            let list = b.new_list(v.len(), true);
+            for (i, (key, item)) in v.members().enumerate() {
+                let x = value(item, b);
+                b.set_item(list, i, Some(key.as_str().unwrap_or("")), x);
+            }
+            b.finish_list(list);
+            list
+        }
+    }
+}
+
+/// A builder that makes a readable model of the R objects, for tests.
+#[doc(hidden)]
+pub mod model {
+    use super::{RBuilder, Scalar};
+
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum RObj {
+        Null,
+        Lgl(bool),
+        Int(i32),
+        Dbl(f64),
+        Str(String),
+        List(Vec<(Option<String>, RObj)>, bool),
+    }
+
+    /// Objects live in `store`; handles are indexes.
+    #[derive(Default)]
+    pub struct ModelBuilder {
+        pub store: Vec<RObj>,
+        pub open: usize,
+    }
+
+    impl ModelBuilder {
+        pub fn get(&self, i: usize) -> RObj {
+            match &self.store[i] {
+                RObj::List(items, named) => RObj::List(items.clone(), *named),
+                other => other.clone(),
+            }
+        }
+    }
+
+    impl RBuilder for ModelBuilder {
+        type Obj = usize;
+        fn scalar(&mut self, value: Scalar<'_>) -> usize {
+            self.store.push(match value {
+                Scalar::Null => RObj::Null,
+                Scalar::Logical(b) => RObj::Lgl(b),
+                Scalar::Integer(i) => RObj::Int(i),
+                Scalar::Double(d) => RObj::Dbl(d),
+                Scalar::String(s) => RObj::Str(s.to_string()),
+            });
+            self.store.len() - 1
+        }
+        fn new_list(&mut self, len: usize, named: bool) -> usize {
+            self.open += 1;
+            self.store.push(RObj::List(vec![(None, RObj::Null); len], named));
+            self.store.len() - 1
+        }
+        fn set_item(&mut self, list: usize, i: usize, name: Option<&str>, item: usize) {
+            let obj = self.get(item);
+            if let RObj::List(items, _) = &mut self.store[list] {
+                items[i] = (name.map(str::to_string), obj);
+            }
+        }
+        fn finish_list(&mut self, _list: usize) {
+            self.open -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::model::{ModelBuilder, RObj};
+    use super::*;
+    use crate::json::Doc;
+
+    fn doc(s: &str) -> Doc {
+        Doc::parse(s.as_bytes().to_vec()).unwrap()
+    }
+
+    fn formals(names: &[&str]) -> Formals {
+        Formals::new(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn builds_named_lists_top_down() {
+        let d = doc(r#"{"x":1,"y":[true,null,"s",1.5,{},[]],"z":{"a":-2147483648}}"#);
+        let mut b = ModelBuilder::default();
+        let obj = build(Some(d.root()), &mut b);
+        assert_eq!(b.open, 0);
+        let RObj::List(items, true) = b.get(obj) else { panic!() };
+        assert_eq!(items[0], (Some("x".into()), RObj::Int(1)));
+        let RObj::List(y, false) = &items[1].1 else { panic!() };
+        assert_eq!(y[0].1, RObj::Lgl(true));
+        assert_eq!(y[1].1, RObj::Null);
+        assert_eq!(y[2].1, RObj::Str("s".into()));
+        assert_eq!(y[3].1, RObj::Dbl(1.5));
+        assert_eq!(y[4].1, RObj::List(vec![], true));
+        assert_eq!(y[5].1, RObj::List(vec![], false));
+        assert_eq!(items[2].1, RObj::List(vec![(Some("a".into()), RObj::Dbl(-2147483648.0))], true));
+        let mut b = ModelBuilder::default();
+        let none = build(None, &mut b);
+        assert_eq!(b.get(none), RObj::List(vec![], true));
+    }
+
+    #[test]
+    fn names_are_matched_exactly() {
+        let f = formals(&["x", "verbose"]);
+        let d = doc(r#"{"x":1,"verb":true}"#);
+        assert_eq!(check(Some(d.root()), &f, "t"), Err("Tool t has no argument named 'verb'.".into()));
+        let dots = formals(&["x", "...", "after"]);
+        assert!(check(Some(doc(r#"{"anything":1,"after":2}"#).root()), &dots, "t").is_ok());
+        // Before `...`, a prefix would be matched partially by R.
+        let dots = formals(&["verbose", "...", "after"]);
+        assert!(check(Some(doc(r#"{"verb":1}"#).root()), &dots, "t").is_err());
+        assert!(check(Some(doc(r#"{"":1}"#).root()), &dots, "t").is_err());
+        assert!(check(Some(doc(r#"{"x":1}"#).root()), &Formals::unknown(), "t").is_ok());
+    }
+
+    #[test]
+    fn values_r_cannot_hold_name_the_argument() {
+        let f = formals(&["x", "..."]);
+        let e = check(Some(doc(r#"{"x":{"a":[1,"b\u0000"]}}"#).root()), &f, "t").unwrap_err();
+        assert!(e.contains("`x$a[[2]]`") && e.contains("NUL"), "{e}");
+        let e = check(Some(doc(r#"{"odd name":"\u0000"}"#).root()), &f, "t").unwrap_err();
+        assert!(e.contains("`odd name`"), "{e}");
+        let e = check(Some(doc(r#"{"a\u0000b":1}"#).root()), &f, "t").unwrap_err();
+        assert!(e.contains("NUL"), "{e}");
+        let e = check(Some(doc(r#"{"x":{"k\u0000":1}}"#).root()), &f, "t").unwrap_err();
+        assert!(e.contains("`x`") && e.contains("NUL"), "{e}");
+        let deep = |n: usize| format!("{{\"x\":{}{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(check(Some(doc(&deep(MAX_ARG_DEPTH)).root()), &f, "t").is_ok());
+        let e = check(Some(doc(&deep(MAX_ARG_DEPTH + 1)).root()), &f, "t").unwrap_err();
+        assert!(e.contains("nested deeper than 512"), "{e}");
+        let e = check(Some(doc(&deep(100_000)).root()), &f, "t").unwrap_err();
+        assert!(e.contains("nested deeper"), "{e}");
+    }
+}

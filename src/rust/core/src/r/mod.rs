@@ -1,0 +1,215 @@
+//! Everything the core knows about R values, on both sides of a tool call:
+//!
+//! - reading R objects through the [`RValue`] trait: the protocol's fixed
+//!   encoding ([`fixed`]: schemas, annotations, `_meta`), the tool specs R hands
+//!   over at start ([`spec`]), and what a tool returns ([`result`]); the
+//!   payload serializer ([`crate::rjson`]) reads through the same trait;
+//! - building R objects through the [`RBuilder`] trait: tool arguments from the
+//!   client's JSON ([`args`]).
+//!
+//! The glue implements both traits for SEXPs once; the tests implement them
+//! over [`crate::rjson::testvalue`] and a small builder model.
+
+pub mod args;
+pub mod fixed;
+pub mod result;
+pub mod spec;
+
+pub use crate::rjson::{RType, RValue};
+pub use args::{Formals, RBuilder, Scalar, MAX_ARG_DEPTH};
+
+/// R's `NA_integer_` and `NA` for logicals.
+pub const NA_INTEGER: i32 = i32::MIN;
+
+/// R's `NA_real_`: a NaN whose low word is 1954 (what `R_IsNA` tests).
+pub fn is_na_real(d: f64) -> bool {
+    d.is_nan() && (d.to_bits() & 0xFFFF_FFFF) == 1954
+}
+
+/// The element of list `v` whose name is exactly `name` (R's `[[` with
+/// `exact = TRUE`; `$` would also match a prefix). The first one if repeated.
+pub fn field<V: RValue>(v: &V, name: &str) -> Option<V> {
+    if v.rtype() != RType::List {
+        return None;
+    }
+    let names = v.attr("names")?;
+    if names.rtype() != RType::Character {
+        return None;
+    }
+    let n = names.len().min(v.len());
+    (0..n).find(|&i| names.str_elt(i).is_some_and(|s| &*s == name.as_bytes())).map(|i| v.list_elt(i))
+}
+
+/// Like [`field`], treating `NULL` as absent.
+pub fn field_present<V: RValue>(v: &V, name: &str) -> Option<V> {
+    field(v, name).filter(|x| x.rtype() != RType::Null)
+}
+
+/// Whether `v` carries class `class` (R's `inherits()`).
+pub fn inherits<V: RValue>(v: &V, class: &str) -> bool {
+    v.class().iter().any(|c| c == class)
+}
+
+/// A single non-NA string (`is_string()` in R), as UTF-8 with invalid bytes
+/// replaced.
+pub fn string1<V: RValue>(v: &V) -> Option<String> {
+    if v.rtype() != RType::Character || v.len() != 1 {
+        return None;
+    }
+    v.str_elt(0).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// A single non-NA logical.
+pub fn flag1<V: RValue>(v: &V) -> Option<bool> {
+    if v.rtype() != RType::Logical || v.len() != 1 || !v.class().is_empty() {
+        return None;
+    }
+    match v.logicals().first() {
+        Some(&NA_INTEGER) | None => None,
+        Some(&b) => Some(b != 0),
+    }
+}
+
+/// A single non-NA number (integer or double, no class).
+pub fn number1<V: RValue>(v: &V) -> Option<f64> {
+    if v.len() != 1 || !v.class().is_empty() {
+        return None;
+    }
+    match v.rtype() {
+        RType::Integer => v.integers().first().filter(|&&i| i != NA_INTEGER).map(|&i| i as f64),
+        RType::Double => v.doubles().first().filter(|d| !d.is_nan()).copied(),
+        _ => None,
+    }
+}
+
+/// What a value is, in the words R users know (a short form of the R
+/// package's `describe_value()`), for error messages.
+pub fn describe<V: RValue>(v: &V) -> String {
+    let class = v.class();
+    let type_name = v.type_name();
+    if matches!(type_name.as_str(), "closure" | "builtin" | "special") {
+        return "a function".into();
+    }
+    if type_name == "environment" {
+        return "an environment".into();
+    }
+    if class.iter().any(|c| c == "data.frame") {
+        return "a data frame".into();
+    }
+    if let Some(c) = class.iter().find(|c| c.as_str() != "AsIs") {
+        return format!("an object of class <{c}>");
+    }
+    let n = v.len();
+    let kind = match v.rtype() {
+        RType::Null => return "NULL".into(),
+        RType::List => return if n == 0 { "an empty list".into() } else { format!("a list of length {n}") },
+        RType::Logical => "logical",
+        RType::Integer => "integer",
+        RType::Double => "numeric",
+        RType::Character => "character",
+        RType::Complex => "complex",
+        RType::Raw => "raw",
+        RType::Other => return format!("an object of type '{type_name}'"),
+    };
+    if n == 1 {
+        let na = match v.rtype() {
+            RType::Logical => v.logicals().first() == Some(&NA_INTEGER),
+            RType::Integer => v.integers().first() == Some(&NA_INTEGER),
+            RType::Double => v.doubles().first().is_some_and(|d| d.is_nan()),
+            RType::Character => v.str_elt(0).is_none(),
+            _ => false,
+        };
+        if na {
+            return format!("a missing {kind} value (NA)");
+        }
+        return format!("a {kind} value");
+    }
+    let article = if kind.starts_with(|c: char| "aeiou".contains(c)) { "an" } else { "a" };
+    format!("{article} {kind} vector of length {n}")
+}
+
+/// R's syntactic names (what `make.names(x) == x` accepts), for paths.
+fn is_syntactic(name: &str) -> bool {
+    const RESERVED: [&str; 19] = [
+        "if", "else", "repeat", "while", "function", "for", "next", "break", "TRUE", "FALSE", "NULL", "Inf", "NaN", "NA",
+        "NA_integer_", "NA_real_", "NA_character_", "NA_complex_", "in",
+    ];
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else { return false };
+    if !(first.is_alphabetic() || first == '.') {
+        return false;
+    }
+    if first == '.' && name[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    chars.all(|c| c.is_alphanumeric() || c == '.' || c == '_') && !RESERVED.contains(&name)
+}
+
+/// Appends how R code would reach element `name` of a list: `$name`, or
+/// `[["odd name"]]` when the name is not syntactic.
+pub fn push_name(path: &mut String, name: &str) {
+    if is_syntactic(name) {
+        path.push('$');
+        path.push_str(name);
+    } else {
+        path.push_str("[[\"");
+        for c in name.chars() {
+            match c {
+                '"' => path.push_str("\\\""),
+                '\\' => path.push_str("\\\\"),
+                '\0' => path.push_str("\\0"),
+                c if c.is_control() => path.push_str(&c.escape_default().to_string()),
+                c => path.push(c),
+            }
+        }
+        path.push_str("\"]]");
+    }
+}
+
+/// Appends `[[i]]` (1-based, as R counts).
+pub fn push_index(path: &mut String, i: usize) {
+    path.push_str(&format!("[[{}]]", i + 1));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rjson::testvalue::*;
+
+    #[test]
+    fn fields_are_read_by_exact_name() {
+        let v = named(vec![(Some("typeExtension"), s("object")), (Some("type"), s("x")), (Some("type"), s("y"))]);
+        assert_eq!(field(&v, "type").and_then(|x| string1(&x)), Some("x".into()));
+        assert!(field(&v, "typ").is_none());
+        assert!(field(&s("a"), "a").is_none());
+        assert!(field(&list(vec![s("a")]), "a").is_none());
+    }
+
+    #[test]
+    fn scalars() {
+        assert_eq!(string1(&chr(&[None])), None);
+        assert_eq!(string1(&chr(&[Some("a"), Some("b")])), None);
+        assert_eq!(flag1(&lgl(&[Some(true)])), Some(true));
+        assert_eq!(flag1(&lgl(&[None])), None);
+        assert_eq!(flag1(&s("no")), None);
+        assert_eq!(number1(&int(&[NA_INT])), None);
+        assert_eq!(number1(&dbl(&[2.5])), Some(2.5));
+        assert_eq!(number1(&dbl(&[2.5]).class(&["Date"])), None);
+    }
+
+    #[test]
+    fn descriptions_and_paths() {
+        assert_eq!(describe(&other("closure")), "a function");
+        assert_eq!(describe(&dbl(&[1.0]).class(&["Date"])), "an object of class <Date>");
+        assert_eq!(describe(&chr(&[None])), "a missing character value (NA)");
+        assert_eq!(describe(&int(&[1, 2])), "an integer vector of length 2");
+        assert_eq!(describe(&list(vec![])), "an empty list");
+        let mut p = String::from("x");
+        push_name(&mut p, "a");
+        push_index(&mut p, 1);
+        push_name(&mut p, "odd key\"");
+        push_name(&mut p, "if");
+        push_name(&mut p, ".2x");
+        assert_eq!(p, r#"x$a[[2]][["odd key\""]][["if"]][[".2x"]]"#);
+    }
+}

@@ -1,0 +1,360 @@
+//! Reading what a tool returned into a [`CallResult`].
+//!
+//! Nothing an R object carries reaches the wire unchecked. A `tool_result()`
+//! is read field by field by exact name and must hold together: every content
+//! block made by a `content_*()` constructor with the fields its type needs,
+//! `is_error` a flag, metadata with a fixed encoding, and the structured
+//! content's JSON text (built once by `tool_result()`) exactly one compact
+//! JSON value. Whatever does not becomes a tool error that says what is wrong,
+//! so an object edited by hand can neither break the protocol stream nor make
+//! the server lie. Large texts are not copied here: the result refers to the
+//! R strings, which are escaped straight into the answer when it is written.
+
+use super::fixed::{encode_object, FixedError};
+use super::{describe, field, field_present, flag1, inherits, number1, push_index, string1, RType, RValue};
+use crate::result::{Annotations, Block, CallResult, Content, ResourceBody, Role, Text};
+use crate::rjson::{self, Options};
+
+/// Class of the objects `tool_result()` makes.
+pub const RESULT_CLASS: &str = "mcplite_tool_result";
+/// Class every `content_*()` block carries.
+pub const CONTENT_CLASS: &str = "mcplite_content";
+
+/// Turn a tool's return value into a result, or say (naming the tool) why it
+/// cannot be sent.
+pub fn read_return<V: RValue>(value: V, opts: &Options, tool: &str) -> Result<CallResult<V>, String> {
+    let read = if inherits(&value, RESULT_CLASS) {
+        read_tool_result(&value, opts)
+            .map_err(|e| format!("Tool {tool} returned a tool_result() that cannot be sent: {e}"))
+    } else {
+        ordinary(&value, opts).map_err(|e| format!("Tool {tool} returned a value that cannot be sent: {e}"))
+    };
+    read.map(|mut r| {
+        r.keep = Some(value);
+        r
+    })
+}
+
+/// Ordinary values become one text block: character vectors joined with
+/// newlines, `NULL` as `{}`, an unnamed empty list as `[]`, anything else as
+/// payload JSON.
+fn ordinary<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, String> {
+    let text = match x.rtype() {
+        RType::Character if x.len() == 1 && x.str_elt(0).is_some() => Text::R(x.clone()),
+        RType::Character => {
+            let mut out = Vec::new();
+            for i in 0..x.len() {
+                if i > 0 {
+                    out.push(b'\n');
+                }
+                match x.str_elt(i) {
+                    Some(b) => out.extend_from_slice(&b),
+                    None => out.extend_from_slice(b"NA"),
+                }
+            }
+            Text::Owned(String::from_utf8_lossy(&out).into_owned())
+        }
+        RType::Null => Text::Owned("{}".into()),
+        RType::List if x.is_empty() && x.attr("names").is_none() && x.class().is_empty() => Text::Owned("[]".into()),
+        _ => {
+            let bytes = rjson::to_json(x, opts)?;
+            Text::Owned(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        }
+    };
+    Ok(CallResult::text(text))
+}
+
+fn fixed(e: FixedError) -> String {
+    format!("`{}` is {}, which has no JSON form", e.path, e.what)
+}
+
+/// A field that must be a single string.
+fn required_string<V: RValue>(block: &V, name: &str, path: &str) -> Result<String, String> {
+    let x = field(block, name).ok_or_else(|| format!("`{path}${name}` is missing"))?;
+    string1(&x).ok_or_else(|| format!("`{path}${name}` must be a single string, not {}", describe(&x)))
+}
+
+/// A field that may be absent (or NULL), else a single string.
+fn optional_string<V: RValue>(block: &V, name: &str, path: &str) -> Result<Option<String>, String> {
+    match field_present(block, name) {
+        None => Ok(None),
+        Some(x) => {
+            string1(&x).map(Some).ok_or_else(|| format!("`{path}${name}` must be a single string or NULL, not {}", describe(&x)))
+        }
+    }
+}
+
+/// A single string kept in R (not copied): large payloads live in these.
+fn required_text<V: RValue>(block: &V, name: &str, path: &str) -> Result<Text<V>, String> {
+    let x = field(block, name).ok_or_else(|| format!("`{path}${name}` is missing"))?;
+    if x.rtype() == RType::Character && x.len() == 1 && x.str_elt(0).is_some() {
+        Ok(Text::R(x))
+    } else {
+        Err(format!("`{path}${name}` must be a single string, not {}", describe(&x)))
+    }
+}
+
+fn read_tool_result<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, String> {
+    if x.rtype() != RType::List {
+        return Err(format!("it must be a list, not {}", describe(x)));
+    }
+    let mut content = Vec::new();
+    if let Some(blocks) = field_present(x, "content") {
+        if blocks.rtype() != RType::List || !blocks.class().is_empty() {
+            return Err(format!("`content` must be a list of content blocks, not {}", describe(&blocks)));
+        }
+        for i in 0..blocks.len() {
+            let mut path = String::from("content");
+            push_index(&mut path, i);
+            content.push(read_block(&blocks.list_elt(i), &path)?);
+        }
+    }
+    let is_error = match field(x, "is_error") {
+        None => false,
+        Some(f) => flag1(&f).ok_or_else(|| format!("`is_error` must be TRUE or FALSE, not {}", describe(&f)))?,
+    };
+    let meta = read_meta(x, "meta", "meta")?;
+    let structured = match field_present(x, "structured_json") {
+        Some(json) => {
+            if json.rtype() != RType::Character || json.len() != 1 || json.str_elt(0).is_none() {
+                return Err(format!("`structured_json` must be a single string of JSON, not {}", describe(&json)));
+            }
+            let checked = json.str_elt(0).map(|b| rjson::check_compact_json(&b));
+            if let Some(Err(fault)) = checked {
+                return Err(format!("`structured_json` is not the compact JSON `tool_result()` writes: {fault}"));
+            }
+            Some(Text::R(json))
+        }
+        // Built by hand without the JSON: write it now, as tool_result() would.
+        None => match field_present(x, "structured_content") {
+            None => None,
+            Some(value) => {
+                let bytes = rjson::to_json(&value, opts).map_err(|e| format!("`structured_content`: {e}"))?;
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| "`structured_content` holds strings that are not valid UTF-8".to_string())?;
+                Some(Text::Owned(text))
+            }
+        },
+    };
+    Ok(CallResult { content, structured, is_error, meta, keep: None })
+}
+
+fn read_meta<V: RValue>(x: &V, name: &str, path: &str) -> Result<Option<serde_json::Map<String, serde_json::Value>>, String> {
+    match field_present(x, name) {
+        None => Ok(None),
+        Some(m) => {
+            let map = encode_object(&m, path).map_err(fixed)?;
+            Ok((!map.is_empty()).then_some(map))
+        }
+    }
+}
+
+fn read_block<V: RValue>(b: &V, path: &str) -> Result<Content<V>, String> {
+    if b.rtype() != RType::List || !inherits(b, CONTENT_CLASS) {
+        return Err(format!(
+            "`{path}` must be a content block made by content_text() and friends, not {}",
+            describe(b)
+        ));
+    }
+    let kind = required_string(b, "type", path)?;
+    let block = match kind.as_str() {
+        "text" => Block::Text { text: required_text(b, "text", path)? },
+        "image" => Block::Image { data: required_text(b, "data", path)?, mime_type: required_string(b, "mime_type", path)? },
+        "audio" => Block::Audio { data: required_text(b, "data", path)?, mime_type: required_string(b, "mime_type", path)? },
+        "resource_link" => Block::ResourceLink {
+            uri: required_string(b, "uri", path)?,
+            name: required_string(b, "name", path)?,
+            title: optional_string(b, "title", path)?,
+            description: optional_string(b, "description", path)?,
+            mime_type: optional_string(b, "mime_type", path)?,
+            size: match field_present(b, "size") {
+                None => None,
+                Some(s) => Some(
+                    number1(&s)
+                        .filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0)
+                        .ok_or_else(|| format!("`{path}$size` must be a whole number of bytes, not {}", describe(&s)))?,
+                ),
+            },
+        },
+        "resource" => {
+            let text = field_present(b, "text");
+            let blob = field_present(b, "blob");
+            let body = match (text.is_some(), blob.is_some()) {
+                (true, false) => ResourceBody::Text(required_text(b, "text", path)?),
+                (false, true) => ResourceBody::Blob(required_text(b, "blob", path)?),
+                _ => return Err(format!("`{path}` must have exactly one of `text` and `blob`")),
+            };
+            Block::Resource { uri: required_string(b, "uri", path)?, mime_type: optional_string(b, "mime_type", path)?, body }
+        }
+        other => {
+            return Err(format!(
+                "`{path}$type` is \"{other}\", not one of \"text\", \"image\", \"audio\", \"resource_link\", \"resource\""
+            ))
+        }
+    };
+    let annotations = read_annotations(b, path)?;
+    let meta = read_meta(b, "meta", &format!("{path}$meta"))?;
+    Ok(Content { block, annotations, meta })
+}
+
+fn read_annotations<V: RValue>(b: &V, path: &str) -> Result<Annotations, String> {
+    let mut out = Annotations::default();
+    let Some(a) = field_present(b, "annotations") else { return Ok(out) };
+    let here = format!("{path}$annotations");
+    if a.rtype() != RType::List {
+        return Err(format!("`{here}` must be a named list, not {}", describe(&a)));
+    }
+    let names = a.attr("names");
+    for i in 0..a.len() {
+        let name = names
+            .as_ref()
+            .and_then(|n| n.str_elt(i).map(|s| String::from_utf8_lossy(&s).into_owned()))
+            .unwrap_or_default();
+        let value = a.list_elt(i);
+        match name.as_str() {
+            "audience" => {
+                let roles: Option<Vec<Role>> = (value.rtype() == RType::Character && !value.is_empty())
+                    .then(|| {
+                        (0..value.len())
+                            .map(|j| value.str_elt(j).and_then(|s| Role::parse(&String::from_utf8_lossy(&s))))
+                            .collect()
+                    })
+                    .flatten();
+                match roles {
+                    Some(r) => out.audience = Some(r),
+                    None => {
+                        return Err(format!(
+                            "`{here}$audience` must be \"user\", \"assistant\" or both, not {}",
+                            describe(&value)
+                        ))
+                    }
+                }
+            }
+            "priority" => match number1(&value).filter(|p| (0.0..=1.0).contains(p)) {
+                Some(p) => out.priority = Some(p),
+                None => return Err(format!("`{here}$priority` must be a number from 0 to 1, not {}", describe(&value))),
+            },
+            "last_modified" => match string1(&value) {
+                Some(s) => out.last_modified = Some(s),
+                None => return Err(format!("`{here}$last_modified` must be a single string, not {}", describe(&value))),
+            },
+            _ => return Err(format!("`{here}` has the unknown name `{name}`")),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rjson::testvalue::*;
+
+    fn block(kind: &str, fields: Vec<(&str, TV)>) -> TV {
+        let mut all = vec![(Some("type"), s(kind))];
+        all.extend(fields.into_iter().map(|(k, v)| (Some(k), v)));
+        named(all).class(&[&format!("mcplite_content_{kind}"), CONTENT_CLASS])
+    }
+
+    fn result(fields: Vec<(&str, TV)>) -> TV {
+        named(fields.into_iter().map(|(k, v)| (Some(k), v)).collect()).class(&[RESULT_CLASS])
+    }
+
+    fn err(v: TV) -> String {
+        read_return(v, &Options::default(), "t").expect_err("expected a refusal")
+    }
+
+    fn ok(v: TV) -> CallResult<TV> {
+        read_return(v, &Options::default(), "t").expect("readable")
+    }
+
+    #[test]
+    fn ordinary_values() {
+        let r = ok(chr(&[Some("a"), None, Some("b")]));
+        let Block::Text { text } = &r.content[0].block else { panic!() };
+        assert_eq!(text.to_string_lossy(), "a\nNA\nb");
+        let r = ok(null());
+        let Block::Text { text } = &r.content[0].block else { panic!() };
+        assert_eq!(text.to_string_lossy(), "{}");
+        let r = ok(list(vec![]));
+        let Block::Text { text } = &r.content[0].block else { panic!() };
+        assert_eq!(text.to_string_lossy(), "[]");
+        assert!(err(other("environment")).starts_with("Tool t returned a value that cannot be sent"));
+    }
+
+    #[test]
+    fn a_good_result_reads_whole() {
+        let r = ok(
+            result(vec![
+                ("content", list(vec![block("text", vec![("text", s("hi")), ("annotations", named(vec![(Some("audience"), s("user"))]))])])),
+                ("structured_json", s("{\"a\":1}")),
+                ("is_error", lgl(&[Some(false)])),
+                ("meta", named(vec![(Some("k"), s("v"))])),
+            ]),
+        );
+        assert!(!r.is_error);
+        assert_eq!(r.content.len(), 1);
+        assert_eq!(r.content[0].annotations.audience, Some(vec![Role::User]));
+        assert!(r.structured_is_object());
+        assert_eq!(r.meta.as_ref().unwrap()["k"], "v");
+    }
+
+    #[test]
+    fn tampered_results_are_refused_with_the_reason() {
+        let good_text = || block("text", vec![("text", s("x"))]);
+        let cases: Vec<(TV, &str)> = vec![
+            (result(vec![("content", list(vec![block("text", vec![])]))]), "`content[[1]]$text` is missing"),
+            (result(vec![("content", list(vec![block("text", vec![("text", null())])]))]), "`content[[1]]$text` must be a single string"),
+            (result(vec![("content", list(vec![block("text", vec![("text", chr(&[None]))])]))]), "must be a single string"),
+            (result(vec![("content", list(vec![block("text", vec![("text", chr(&[Some("a"), Some("b")]))])]))]), "must be a single string"),
+            (result(vec![("content", list(vec![named(vec![(Some("type"), s("text")), (Some("text"), s("x"))])]))]), "content block made by"),
+            (result(vec![("content", list(vec![block("video", vec![])]))]), "`content[[1]]$type` is \"video\""),
+            (result(vec![("content", s("x"))]), "`content` must be a list"),
+            (result(vec![("content", list(vec![good_text()])), ("is_error", s("no"))]), "`is_error` must be TRUE or FALSE"),
+            (result(vec![("is_error", lgl(&[None]))]), "`is_error` must be TRUE or FALSE"),
+            (result(vec![("structured_json", s("{\"a\":\n1}"))]), "not the compact JSON"),
+            (result(vec![("structured_json", s("{"))]), "not the compact JSON"),
+            (result(vec![("structured_json", s("1 2"))]), "not the compact JSON"),
+            (result(vec![("structured_json", s("1}\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}"))]), "not the compact JSON"),
+            (result(vec![("structured_json", int(&[1]))]), "`structured_json` must be a single string"),
+            (result(vec![("meta", s("x"))]), "`meta`"),
+            (result(vec![("meta", named(vec![(Some("f"), other("closure"))]))]), "`meta$f` is a function"),
+            (
+                result(vec![("content", list(vec![block("text", vec![("text", s("x")), ("annotations", named(vec![(Some("priority"), dbl(&[2.0]))]))])]))]),
+                "`content[[1]]$annotations$priority` must be a number from 0 to 1",
+            ),
+            (
+                result(vec![("content", list(vec![block("text", vec![("text", s("x")), ("annotations", named(vec![(Some("audience"), s("robot"))]))])]))]),
+                "audience",
+            ),
+            (
+                result(vec![("content", list(vec![block("resource", vec![("uri", s("u")), ("text", s("t")), ("blob", s("b"))])]))]),
+                "exactly one of `text` and `blob`",
+            ),
+            (
+                result(vec![("content", list(vec![block("resource_link", vec![("uri", s("u")), ("name", s("n")), ("size", dbl(&[-1.0]))])]))]),
+                "whole number of bytes",
+            ),
+            (
+                result(vec![("content", list(vec![block("image", vec![("data", s("AA==")), ("mime_type", int(&[1]).class(&["factor"]))])]))]),
+                "`content[[1]]$mime_type` must be a single string",
+            ),
+            (
+                result(vec![("content", list(vec![block("text", vec![("text", s("x")), ("meta", named(vec![(Some("d"), dbl(&[1.0]).class(&["Date"]))]))])]))]),
+                "`content[[1]]$meta$d`",
+            ),
+            (s("x").class(&[RESULT_CLASS]), "it must be a list"),
+        ];
+        for (value, want) in cases {
+            let e = err(value);
+            assert!(e.starts_with("Tool t returned a tool_result() that cannot be sent: "), "{e}");
+            assert!(e.contains(want), "{e} does not say {want}");
+        }
+    }
+
+    #[test]
+    fn structured_content_without_its_json_is_written_now() {
+        let r = ok(result(vec![("structured_content", named(vec![(Some("a"), int(&[1]))]))]));
+        assert!(!r.is_error);
+        assert_eq!(r.structured.unwrap().to_string_lossy(), "{\"a\":1}");
+    }
+}

@@ -1,0 +1,273 @@
+//! The service layer: reads messages, hands requests to the dispatcher, writes
+//! answers, and records what happened (telemetry, diagnostics). It owns the
+//! rules every answer obeys: exactly one answer per request with an id, none
+//! for notifications, none for a request the client cancelled, one line each.
+//!
+//! A reader thread reads and parses lines ahead of the handler (at most
+//! [`READ_AHEAD`] of them), so that a `notifications/cancelled` sent while a
+//! tool runs is seen before that tool's answer is written, and so parsing
+//! overlaps with running tools. Requests are handled in order on the calling
+//! thread (the R thread); a host that runs tools elsewhere (workers) answers
+//! them as they finish.
+
+use crate::dispatch::{Answer, Facts, Idle, Pending, Reply, Server, ToolHost};
+use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
+use crate::telemetry::{diag, Span, Telemetry};
+use crate::transport::LineReader;
+use std::collections::HashSet;
+use std::io::{self, BufRead, Write};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How many lines the reader thread may read ahead of the handler.
+pub const READ_AHEAD: usize = 1024;
+
+/// How often an idle server asks its host whether to go on (interrupts).
+const IDLE_TICK: Duration = Duration::from_millis(100);
+
+/// How long calls still running at end of input may take to finish.
+pub const END_GRACE: Duration = Duration::from_secs(10);
+
+/// Why serving ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The client closed our standard input.
+    EndOfInput,
+    /// The client closed our standard output.
+    OutputClosed,
+    /// The host asked to stop (Ctrl-C at a terminal).
+    Stopped,
+}
+
+/// Request ids the client cancelled: added by the reader as soon as it reads
+/// the cancellation, removed when the handler reaches it in order.
+type Cancelled = Arc<Mutex<HashSet<IdKey>>>;
+
+fn lock(set: &Cancelled) -> std::sync::MutexGuard<'_, HashSet<IdKey>> {
+    // A poisoned set is still a set.
+    set.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The `requestId` key of a `notifications/cancelled` message.
+fn cancellation_of(msg: &Message) -> Option<IdKey> {
+    if msg.method != "notifications/cancelled" {
+        return None;
+    }
+    msg.param("requestId").and_then(IdKey::of)
+}
+
+fn spawn_reader<R: BufRead + Send + 'static>(
+    input: R,
+    cancelled: Cancelled,
+) -> io::Result<mpsc::Receiver<io::Result<Incoming>>> {
+    let (tx, rx) = mpsc::sync_channel::<io::Result<Incoming>>(READ_AHEAD);
+    std::thread::Builder::new().name("mcplite-stdin".into()).spawn(move || {
+        let mut reader = LineReader::new(input);
+        loop {
+            let item = match reader.next_line() {
+                Ok(Some(line)) => Ok(envelope::classify(line.to_vec())),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            if let Ok(Incoming::Notification(msg)) = &item {
+                if let Some(key) = cancellation_of(msg) {
+                    lock(&cancelled).insert(key);
+                }
+            }
+            let stop = item.is_err();
+            if tx.send(item).is_err() || stop {
+                break;
+            }
+        }
+    })?;
+    Ok(rx)
+}
+
+/// A call running on a worker, with its open span.
+struct Running {
+    pending: Pending,
+    span: Span,
+}
+
+/// One serving session: everything handling a message touches.
+pub struct Session<'a, W: Write, H: ToolHost> {
+    out: &'a mut W,
+    output_closed: bool,
+    server: &'a mut Server<H::Fun>,
+    host: &'a mut H,
+    telemetry: &'a mut Telemetry,
+    cancelled: Cancelled,
+    running: Vec<Running>,
+}
+
+impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
+    pub fn new(out: &'a mut W, server: &'a mut Server<H::Fun>, host: &'a mut H, telemetry: &'a mut Telemetry) -> Self {
+        Session {
+            out,
+            output_closed: false,
+            server,
+            host,
+            telemetry,
+            cancelled: Arc::new(Mutex::new(HashSet::new())),
+            running: Vec::new(),
+        }
+    }
+
+    fn write(&mut self, mut line: Vec<u8>) {
+        if self.output_closed || line.is_empty() {
+            return;
+        }
+        line.push(b'\n');
+        if self.out.write_all(&line).and_then(|_| self.out.flush()).is_err() {
+            self.output_closed = true;
+        }
+    }
+
+    /// Handle one classified line.
+    pub fn process(&mut self, incoming: Incoming) {
+        match incoming {
+            Incoming::Ignore | Incoming::BadNotification => {}
+            Incoming::Reject(id, err) => self.write(envelope::error_line(id.as_ref(), &err)),
+            Incoming::Notification(msg) => {
+                let span = self.telemetry.begin(&msg);
+                if let Some(key) = cancellation_of(&msg) {
+                    // In order now: an earlier request with this id was
+                    // answered, dropped, or is running on a worker.
+                    lock(&self.cancelled).remove(&key);
+                    if let Some(pos) = self.running.iter().position(|r| r.pending.id.key() == &key) {
+                        let r = self.running.swap_remove(pos);
+                        self.host.cancel(r.pending.task);
+                        self.telemetry.end(r.span, &Facts { version: Some(r.pending.version), ..Default::default() });
+                    }
+                }
+                let facts = Facts { version: self.server.version_hint(&msg), ..Default::default() };
+                self.telemetry.end(span, &facts);
+            }
+            Incoming::Request(msg) => {
+                let span = self.telemetry.begin(&msg);
+                let traceparent = self.telemetry.traceparent(&span);
+                let reply = {
+                    let _current = self.telemetry.enter(&span);
+                    handle_guarded(self.server, &msg, self.host, traceparent)
+                };
+                match reply {
+                    Reply::Answer(answer) => self.deliver(span, msg.id.as_ref(), answer),
+                    Reply::Pending(pending) => self.running.push(Running { pending, span }),
+                }
+            }
+        }
+    }
+
+    /// Answer a call that finished on a worker, if one has.
+    fn poll(&mut self, wait: Duration) -> bool {
+        let Some((task, finished)) = self.host.poll(wait) else { return false };
+        if let Some(pos) = self.running.iter().position(|r| r.pending.task == task) {
+            let r = self.running.swap_remove(pos);
+            let answer = self.server.finish(&r.pending.id, r.pending.version, &r.pending.tool, finished);
+            self.deliver(r.span, Some(&r.pending.id), answer);
+        }
+        true
+    }
+
+    /// Record what happened and write the answer, unless the client cancelled
+    /// the request meanwhile. A failed tool also gets one line on stderr for
+    /// the author (which never fails the answer).
+    fn deliver(&mut self, span: Span, id: Option<&RequestId>, answer: Answer) {
+        if let (Some(tool), Some(message)) = (&answer.facts.tool, &answer.facts.failure) {
+            let mut lines = message.lines();
+            let first = lines.next().unwrap_or("");
+            let more = if lines.next().is_some() { " ..." } else { "" };
+            diag(&format!("mcplite: tool {tool} failed: {first}{more}"));
+        }
+        self.telemetry.end(span, &answer.facts);
+        if id.is_some_and(|id| lock(&self.cancelled).contains(id.key())) {
+            return;
+        }
+        self.write(answer.line);
+    }
+
+    /// Give up on calls still running (end of input took too long).
+    fn abandon_running(&mut self) {
+        for r in std::mem::take(&mut self.running) {
+            self.host.cancel(r.pending.task);
+            self.telemetry.end(r.span, &Facts { version: Some(r.pending.version), ..Default::default() });
+        }
+    }
+}
+
+/// Serve until end of input (or until the output closes or the host stops).
+pub fn serve<R, W, H>(
+    input: R,
+    output: &mut W,
+    server: &mut Server<H::Fun>,
+    host: &mut H,
+    telemetry: &mut Telemetry,
+) -> io::Result<Ending>
+where
+    R: BufRead + Send + 'static,
+    W: Write,
+    H: ToolHost,
+{
+    let mut s = Session::new(output, server, host, telemetry);
+    let rx = spawn_reader(input, s.cancelled.clone())?;
+    let mut end_of_input: Option<Instant> = None;
+    loop {
+        if s.output_closed {
+            return Ok(Ending::OutputClosed);
+        }
+        if let Some(since) = end_of_input {
+            // Calls still running finish and are answered, within a bound.
+            if s.running.is_empty() {
+                return Ok(Ending::EndOfInput);
+            }
+            if since.elapsed() > END_GRACE {
+                s.abandon_running();
+                return Ok(Ending::EndOfInput);
+            }
+            s.poll(Duration::from_millis(20));
+            continue;
+        }
+        // Answers that are ready go first.
+        if !s.running.is_empty() && s.poll(Duration::ZERO) {
+            continue;
+        }
+        let wait = if s.running.is_empty() { IDLE_TICK } else { Duration::from_millis(2) };
+        match rx.recv_timeout(wait) {
+            Ok(item) => s.process(item?),
+            Err(RecvTimeoutError::Timeout) => {
+                if s.running.is_empty() && s.host.idle() == Idle::Stop {
+                    return Ok(Ending::Stopped);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => end_of_input = Some(Instant::now()),
+        }
+    }
+}
+
+/// Handle one line as the service would and return what it wrote (for
+/// tests and fuzzing: no reader thread, no workers).
+pub fn handle_line<H: ToolHost>(server: &mut Server<H::Fun>, host: &mut H, telemetry: &mut Telemetry, line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut s = Session::new(&mut out, server, host, telemetry);
+    s.process(envelope::classify(line.to_vec()));
+    out
+}
+
+/// Handle one request; a bug that panics still gives the request its one
+/// answer (-32603) and leaves the server running.
+fn handle_guarded<H: ToolHost>(
+    server: &mut Server<H::Fun>,
+    msg: &Message,
+    host: &mut H,
+    traceparent: Option<String>,
+) -> Reply {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    match catch_unwind(AssertUnwindSafe(|| server.handle(msg, host, traceparent))) {
+        Ok(reply) => reply,
+        Err(_) => match &msg.id {
+            Some(id) => Reply::Answer(Server::<H::Fun>::internal_error(id)),
+            None => Reply::Answer(Answer::default()),
+        },
+    }
+}

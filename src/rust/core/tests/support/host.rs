@@ -1,0 +1,144 @@
+//! A tool host for the core's tests: R values are modelled with
+//! `rjson::testvalue`, tools are named by what they do, and tools whose name
+//! starts with `later` run "on a worker": they finish after a number of polls.
+#![allow(dead_code)]
+
+use mcplite_core::dispatch::{CallContext, Finished, Started, TaskId};
+use mcplite_core::json::Val;
+use mcplite_core::r::Formals;
+use mcplite_core::result::ToolDef;
+use mcplite_core::rjson::testvalue::*;
+use mcplite_core::{Tool, ToolHost};
+use serde_json::json;
+use std::time::Duration;
+
+pub fn block(kind: &str, fields: Vec<(&str, TV)>) -> TV {
+    let mut all = vec![(Some("type"), s(kind))];
+    all.extend(fields.into_iter().map(|(k, v)| (Some(k), v)));
+    named(all).class(&[&format!("mcplite_content_{kind}"), "mcplite_content"])
+}
+
+pub fn tool_result(fields: Vec<(&str, TV)>) -> TV {
+    named(fields.into_iter().map(|(k, v)| (Some(k), v)).collect()).class(&["mcplite_tool_result"])
+}
+
+/// What each test tool returns.
+pub fn returns(kind: &str, args: Option<Val<'_>>) -> Finished<TV> {
+    let raw = args.map(|a| a.raw_str().to_string()).unwrap_or_else(|| "{}".into());
+    Finished::Returned(match kind {
+        "echo" | "text" => s(&raw),
+        "fail" | "error" => return Finished::Failed("boom".into()),
+        "speak" | "audio" => tool_result(vec![(
+            "content",
+            list(vec![block("audio", vec![("data", s("AA==")), ("mime_type", s("audio/wav"))])]),
+        )]),
+        "link" => tool_result(vec![
+            (
+                "content",
+                list(vec![block(
+                    "resource_link",
+                    vec![
+                        ("uri", s("file:///x")),
+                        ("name", s("x")),
+                        ("meta", named(vec![(Some("a"), int(&[1]))])),
+                        (
+                            "annotations",
+                            named(vec![(Some("audience"), s("user")), (Some("last_modified"), s("2025-01-01T00:00:00Z"))]),
+                        ),
+                    ],
+                )]),
+            ),
+            ("meta", named(vec![(Some("k"), s("v"))])),
+        ]),
+        "rows" => tool_result(vec![
+            ("content", list(vec![block("text", vec![("text", s("[{\"a\":1}]"))])])),
+            ("structured_json", s("[{\"a\":1}]")),
+        ]),
+        "bare_rows" => tool_result(vec![("content", list(vec![])), ("structured_json", s("[{\"a\":1},{\"a\":null}]"))]),
+        "object" => tool_result(vec![
+            ("content", list(vec![block("text", vec![("text", s("{\"ok\":true}"))])])),
+            ("structured_json", s("{\"ok\":true}")),
+        ]),
+        "tampered" => tool_result(vec![("structured_json", s("1}\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}"))]),
+        "frame" => df(vec![("x", int(&[1, 2])), ("y", chr(&[Some("a"), None]))], 2),
+        _ => tool_result(vec![(
+            "content",
+            list(vec![block(
+                "resource",
+                vec![
+                    ("uri", s("u")),
+                    ("text", s("t")),
+                    ("meta", named(vec![(Some("b"), int(&[2]))])),
+                    (
+                        "annotations",
+                        named(vec![(Some("priority"), dbl(&[0.5])), (Some("last_modified"), s("2025-01-01T00:00:00Z"))]),
+                    ),
+                ],
+            )]),
+        )]),
+    })
+}
+
+#[derive(Default)]
+pub struct TestHost {
+    pub calls: usize,
+    /// Calls running "on workers": (task, polls still needed, result).
+    pub running: Vec<(TaskId, usize, Finished<TV>)>,
+    pub cancelled: Vec<TaskId>,
+    pub traceparents: Vec<Option<String>>,
+    next: TaskId,
+}
+
+impl ToolHost for TestHost {
+    type Fun = &'static str;
+    type Value = TV;
+
+    fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, cx: &CallContext<'_>) -> Started<TV> {
+        self.calls += 1;
+        self.traceparents.push(cx.traceparent.clone());
+        if let Some(ms) = args.and_then(|a| a.get("sleep_ms")).and_then(|v| v.raw_str().parse::<u64>().ok()) {
+            // Lets a cancellation arrive while the call runs.
+            std::thread::sleep(Duration::from_millis(ms));
+        }
+        if tool.fun == "panics" {
+            panic!("a bug in a tool host");
+        }
+        if let Some(kind) = tool.fun.strip_prefix("later_") {
+            let polls = args.and_then(|a| a.get("polls")).and_then(|v| v.raw_str().parse().ok()).unwrap_or(1);
+            self.next += 1;
+            self.running.push((self.next, polls, returns(kind, args)));
+            return Started::Running(self.next);
+        }
+        Started::Done(returns(tool.fun, args))
+    }
+
+    fn poll(&mut self, _wait: Duration) -> Option<(TaskId, Finished<TV>)> {
+        for r in self.running.iter_mut() {
+            r.1 = r.1.saturating_sub(1);
+        }
+        let pos = self.running.iter().position(|r| r.1 == 0)?;
+        let (task, _, finished) = self.running.remove(pos);
+        Some((task, finished))
+    }
+
+    fn cancel(&mut self, task: TaskId) {
+        self.running.retain(|r| r.0 != task);
+        self.cancelled.push(task);
+    }
+}
+
+pub fn def(name: &str) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: Some(format!("{name} tool")),
+        title: None,
+        input_schema: json!({"type":"object","properties":{}}).as_object().cloned().unwrap_or_default(),
+        output_schema: None,
+        annotations: None,
+        meta: None,
+    }
+}
+
+pub fn tool(name: &'static str) -> Tool<&'static str> {
+    Tool { def: def(name), formals: Formals::unknown(), fun: name }
+}

@@ -200,7 +200,7 @@ new_block <- function(type, fields, annotations, meta, call) {
 check_meta <- function(meta, arg, call, class = "content") {
   if (is.null(meta)) return(empty_object())
   meta <- check_named_list(meta, arg, call = call, class = class)
-  check_fixed_tree(meta, arg, call = call, class = class)
+  check_fixed(meta, arg, call = call, class = class)
   meta
 }
 
@@ -242,8 +242,7 @@ check_audience <- function(x, call) {
       class = "content", arg = "annotations", call = call
     )
   }
-  # I() keeps a single role as a JSON array under the fixed encoding.
-  I(unclass(as.character(x)))
+  unclass(as.character(x))
 }
 
 check_priority <- function(x, call) {

@@ -46,7 +46,7 @@ ellmer_type_to_mcplite <- function(x, arg, call) {
   }
   if (is_ellmer_type(x, "TypeJsonSchema")) {
     json <- s7_prop(x, "json")
-    check_fixed_tree(json, arg, call = call, class = "schema")
+    check_fixed(json, arg, call = call, class = "schema")
     if (!is_json_object(json)) {
       abort_mcplite(
         sprintf("`%s` must hold a JSON object schema, not %s.", arg, describe_value(json)),

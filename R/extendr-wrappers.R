@@ -6,9 +6,13 @@ NULL
 
 rust_json_parse <- function(text) .Call(wrap__rust_json_parse, text)
 
-rust_to_json_fixed <- function(x) .Call(wrap__rust_to_json_fixed, x)
+rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
 
-rust_serve <- function(specs, instructions, opts, invoker, info, on_start) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info, on_start)
+rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, helpers)
+
+rust_serve <- function(specs, instructions, opts, invoker, info, helpers, on_start) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info, helpers, on_start)
+
+rust_on_exit <- function() .Call(wrap__rust_on_exit)
 
 rust_otel_start_span <- function(name, attributes, kind) .Call(wrap__rust_otel_start_span, name, attributes, kind)
 
@@ -27,5 +31,3 @@ rust_otel_span_activate <- function(ptr) .Call(wrap__rust_otel_span_activate, pt
 rust_otel_span_deactivate <- function(ptr) .Call(wrap__rust_otel_span_deactivate, ptr)
 
 rust_otel_span_ids <- function(ptr) .Call(wrap__rust_otel_span_ids, ptr)
-
-rust_to_json <- function(x, opts) .Call(wrap__rust_to_json, x, opts)

@@ -37,13 +37,12 @@ condition_text <- function(cnd, name, trim = TRUE) {
 serve_specs <- function(specs, instructions = NULL, json_opts = list()) {
   info <- list(name = "mcplite",
                version = unname(getNamespaceVersion("mcplite")))
-  old_exporter <- Sys.getenv("OTEL_R_TRACES_EXPORTER", NA_character_)
-  on.exit(
-    if (is.na(old_exporter)) Sys.unsetenv("OTEL_R_TRACES_EXPORTER")
-    else Sys.setenv(OTEL_R_TRACES_EXPORTER = old_exporter),
-    add = TRUE
-  )
-  out <- rust_serve(specs, instructions, json_opts, invoke_tool, info, otel_on_start)
+  # If a tool ends R with quit(), R runs exit finalizers: the call in flight
+  # still gets its answer.
+  exit_hook <- new.env(parent = emptyenv())
+  reg.finalizer(exit_hook, function(e) rust_on_exit(), onexit = TRUE)
+  out <- rust_serve(specs, instructions, json_opts, invoke_tool, info,
+                    json_helpers(), otel_on_start)
   if (!is.null(out$error)) {
     stop(structure(
       class = c("mcplite_error_server", "mcplite_error", "error", "condition"),

@@ -13,21 +13,26 @@ json_parse <- function(text, arg, call = sys.call(-1)) {
 }
 
 # Protocol (fixed) encoding: the encoding used for schemas, annotations and
-# metadata on the wire.
-json_fixed <- function(x, arg = "x", call = sys.call(-1)) {
-  res <- rust_to_json_fixed(x)
+# metadata on the wire. Its rules live in Rust (src/rust/core/src/r/fixed.rs);
+# the error names the first element that has no fixed encoding.
+json_fixed <- function(x, arg = "x", call = sys.call(-1), class = "serialize") {
+  res <- rust_to_json_fixed(x, arg)
   if (!is.null(res$error)) {
-    abort_mcplite(
-      sprintf("`%s` cannot be written as JSON: %s", arg, res$error),
-      class = "serialize", arg = arg, call = call
-    )
+    abort_mcplite(res$error, class = class, arg = arg, call = call)
   }
   res$value
+}
+
+# Checks at definition time that `x` has a fixed encoding, so an author sees
+# a mistake where it is made rather than when a client connects.
+check_fixed <- function(x, arg, call = sys.call(-1), class = "serialize") {
+  json_fixed(x, arg, call = call, class = class)
+  invisible(x)
 }
 
 # Payload encoding: jsonlite-compatible, driven by the payload options.
 json_payload <- function(x, opts, arg = "x", call = sys.call(-1)) {
-  res <- rust_to_json(x, opts)
+  res <- rust_to_json(x, opts, json_helpers())
   if (!is.null(res$error)) {
     abort_mcplite(
       sprintf("`%s` cannot be written as JSON: %s", arg, res$error),
@@ -37,50 +42,39 @@ json_payload <- function(x, opts, arg = "x", call = sys.call(-1)) {
   res$value
 }
 
-# Checks that `x` can be written by the fixed encoding (lists, plain atomic
-# vectors, NULL) and says where the first problem is. Run in R so that the
-# message can point at the exact element an author wrote.
-check_fixed_tree <- function(x, arg, call = sys.call(-1), class = "serialize",
-                             path = arg) {
-  bad <- function(what) {
-    abort_mcplite(
-      sprintf("`%s` must be JSON-serializable, but `%s` is %s.", arg, path, what),
-      class = class, arg = arg, call = call
-    )
-  }
-  if (is.null(x)) return(invisible(TRUE))
-  cls <- setdiff(oldClass(x), "AsIs")
-  if (length(cls) > 0 || is.function(x) || is.environment(x)) {
-    bad(describe_value(x))
-  }
-  if (is.list(x)) {
-    nms <- names(x)
-    if (!is.null(nms) && length(x) > 0) {
-      if (anyNA(nms) || any(!nzchar(nms))) {
-        bad("a list with some elements unnamed (use all names for an object, none for an array)")
-      }
-      dup <- unique(nms[duplicated(nms)])
-      if (length(dup) > 0) {
-        bad(sprintf("a list with the repeated name %s", quote_names(dup)))
-      }
+# The conversions jsonlite makes through R (dates and times, complex numbers,
+# hms), which the Rust serializer calls back for, and the session's locale.
+# They live in the package namespace, so a user's own format() or
+# as.character() cannot mask the base functions.
+json_helpers <- local({
+  cache <- NULL
+  function() {
+    if (is.null(cache)) {
+      cache <<- list(
+        time = function(x, cls, lt, date) {
+          tryCatch({
+            if (lt) x <- as.POSIXct(x) else class(x) <- cls
+            out <- if (date) format(x) else format(x, format = "")
+            as.character(unname(out))
+          }, error = function(e) list(conditionMessage(e)))
+        },
+        complex = function(x, digits) {
+          tryCatch(
+            as.character(unname(prettyNum(as.vector(unclass(x)), digits = digits))),
+            error = function(e) list(conditionMessage(e))
+          )
+        },
+        as_character = function(x, cls) {
+          tryCatch({
+            class(x) <- cls
+            out <- as.character(x)
+            out[is.na(x)] <- NA
+            as.character(unname(out))
+          }, error = function(e) list(conditionMessage(e)))
+        },
+        utf8 = isTRUE(l10n_info()[["UTF-8"]])
+      )
     }
-    for (i in seq_along(x)) {
-      sub <- if (is.null(nms)) {
-        sprintf("%s[[%d]]", path, i)
-      } else if (make.names(nms[[i]]) == nms[[i]]) {
-        sprintf("%s$%s", path, nms[[i]])
-      } else {
-        sprintf("%s[[\"%s\"]]", path, nms[[i]])
-      }
-      check_fixed_tree(x[[i]], arg = arg, call = call, class = class, path = sub)
-    }
-    return(invisible(TRUE))
+    cache
   }
-  if (!typeof(x) %in% c("logical", "integer", "double", "character")) {
-    bad(describe_value(x))
-  }
-  if (is.double(x) && any(is.nan(x) | is.infinite(x))) {
-    bad("a number that is NaN or infinite")
-  }
-  invisible(TRUE)
-}
+})

@@ -7,11 +7,23 @@
 
 otel_provider_spec <- "mcplite::otel_tracer_provider"
 
-# Called by the Rust core once it has read the tracing configuration.
+# Called by the Rust core once it has read the tracing configuration. otel
+# takes its default tracer provider from OTEL_R_TRACES_EXPORTER the first time
+# it needs one and keeps it: the variable names mcplite's provider only for
+# that moment, so neither tool code nor the child processes it starts ever see
+# a value other than the user's. (If the script used otel before serving,
+# otel keeps the provider it already has.)
 otel_on_start <- function(tracing) {
-  if (isTRUE(tracing) && nzchar(system.file(package = "otel"))) {
-    Sys.setenv(OTEL_R_TRACES_EXPORTER = otel_provider_spec)
+  if (!isTRUE(tracing) || !nzchar(system.file(package = "otel"))) {
+    return(invisible(NULL))
   }
+  old <- Sys.getenv("OTEL_R_TRACES_EXPORTER", NA_character_)
+  on.exit(
+    if (is.na(old)) Sys.unsetenv("OTEL_R_TRACES_EXPORTER")
+    else Sys.setenv(OTEL_R_TRACES_EXPORTER = old)
+  )
+  Sys.setenv(OTEL_R_TRACES_EXPORTER = otel_provider_spec)
+  tryCatch(otel::get_default_tracer_provider(), error = function(e) NULL)
   invisible(NULL)
 }
 

@@ -260,15 +260,17 @@ check_formals <- function(names, fun, call) {
   invisible()
 }
 
+# Both spellings an author may use, and the snake_case name R keeps; the
+# Rust core writes MCP's names on the wire.
 annotation_keys <- c(
   title = "title",
-  readOnlyHint = "readOnlyHint", read_only_hint = "readOnlyHint",
-  destructiveHint = "destructiveHint", destructive_hint = "destructiveHint",
-  idempotentHint = "idempotentHint", idempotent_hint = "idempotentHint",
-  openWorldHint = "openWorldHint", open_world_hint = "openWorldHint"
+  readOnlyHint = "read_only_hint", read_only_hint = "read_only_hint",
+  destructiveHint = "destructive_hint", destructive_hint = "destructive_hint",
+  idempotentHint = "idempotent_hint", idempotent_hint = "idempotent_hint",
+  openWorldHint = "open_world_hint", open_world_hint = "open_world_hint"
 )
 
-# Returns the annotations keyed by MCP's camel-case names, in the order given.
+# Returns the annotations keyed by their snake_case names, in the order given.
 normalize_annotations <- function(annotations, arg, call, unknown = "error") {
   if (is.null(annotations)) return(empty_object())
   annotations <- check_named_list(annotations, arg, call = call)
@@ -288,18 +290,18 @@ normalize_annotations <- function(annotations, arg, call, unknown = "error") {
       )
     }
   }
-  camel <- unname(annotation_keys[nms])
-  dup <- unique(camel[duplicated(camel)])
+  canonical <- unname(annotation_keys[nms])
+  dup <- unique(canonical[duplicated(canonical)])
   if (length(dup) > 0) {
     abort_mcplite(
       sprintf("`%s` gives %s more than once (in camelCase and snake_case).", arg, quote_names(dup)),
       arg = arg, call = call
     )
   }
-  names(annotations) <- camel
+  names(annotations) <- canonical
   for (i in seq_along(annotations)) {
     key <- sprintf("%s$%s", arg, nms[[i]])
-    if (camel[[i]] == "title") {
+    if (canonical[[i]] == "title") {
       check_string(annotations[[i]], key, call = call)
     } else {
       check_flag(annotations[[i]], key, call = call)
@@ -329,6 +331,6 @@ check_output_schema <- function(output_schema, call) {
       class = "schema", arg = "output_schema", call = call
     )
   }
-  check_fixed_tree(output_schema, "output_schema", call = call)
+  check_fixed(output_schema, "output_schema", call = call)
   output_schema
 }

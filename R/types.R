@@ -222,7 +222,7 @@ type_from_schema <- function(text = NULL, path = NULL) {
     schema <- json_parse(json, "path", call = call)
     arg <- "path"
   } else if (is.list(text) && !is.object(text)) {
-    check_fixed_tree(text, "text", call = call, class = "schema")
+    check_fixed(text, "text", call = call, class = "schema")
     schema <- text
     arg <- "text"
   } else {

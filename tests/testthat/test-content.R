@@ -48,7 +48,7 @@ test_that("block annotations are validated and normalised", {
   b <- content_text("x", annotations = list(audience = "user", priority = 1L, last_modified = "2025-01-01T00:00:00Z"))
   expect_equal(
     json_fixed(b$annotations),
-    '{"audience":["user"],"priority":1,"last_modified":"2025-01-01T00:00:00Z"}'
+    '{"audience":"user","priority":1,"last_modified":"2025-01-01T00:00:00Z"}'
   )
   expect_type(b$annotations$priority, "double")
   b <- content_text("x", annotations = list(audience = c("user", "assistant"), priority = 0))

@@ -130,7 +130,7 @@ test_that("ellmer annotations beyond MCP's are not sent", {
   skip_if_not_installed("ellmer")
   et <- ellmer::tool(function() 1, name = "a", description = "A.",
     annotations = ellmer::tool_annotations(idempotent_hint = TRUE, icon = "star"))
-  expect_equal(json_fixed(spec_of(et)$annotations), '{"idempotentHint":true}')
+  expect_equal(json_fixed(spec_of(et)$annotations), '{"idempotent_hint":true}')
 })
 
 test_that("unsupported ellmer types are reported before serving", {
@@ -181,7 +181,7 @@ test_that("ellmer objects are read from their attributes, without ellmer", {
       '"ks":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]}'
     )
   )
-  expect_equal(json_fixed(spec$annotations), '{"readOnlyHint":true}')
+  expect_equal(json_fixed(spec$annotations), '{"read_only_hint":true}')
   expect_equal(do.call(spec$fun, list(n = 4L, ks = list("a"))), 8L)
 })
 

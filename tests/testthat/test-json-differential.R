@@ -35,7 +35,7 @@ mcplite_text <- function(x, combo) {
     digits = switch(combo$digits, "4" = 4L, "0" = 0L, "NA" = NA_integer_, "I(3)" = 3L, "I(15)" = 15L),
     signif = startsWith(combo$digits, "I(")
   )
-  res <- rust_to_json(x, opts)
+  res <- rust_to_json(x, opts, json_helpers())
   if (is.null(res$error)) res$value else NA_character_
 }
 
@@ -243,14 +243,14 @@ test_that("rust_to_json matches jsonlite::toJSON byte for byte", {
 
 test_that("unserializable values are errors that name the type", {
   opts <- list(null = "null", na = NA_character_, auto_unbox = TRUE, digits = 4L, signif = FALSE)
-  expect_match(rust_to_json(new.env(), opts)$error, "environment")
-  expect_match(rust_to_json(list(f = function(x) x), opts)$error, "function")
-  expect_match(rust_to_json(quote(x + y), opts)$error, "language")
-  expect_match(rust_to_json(structure(list(), class = "foo"), opts)$error, "'foo'")
-  expect_null(rust_to_json(new.env(), opts)$value)
+  expect_match(rust_to_json(new.env(), opts, json_helpers())$error, "environment")
+  expect_match(rust_to_json(list(f = function(x) x), opts, json_helpers())$error, "function")
+  expect_match(rust_to_json(quote(x + y), opts, json_helpers())$error, "language")
+  expect_match(rust_to_json(structure(list(), class = "foo"), opts, json_helpers())$error, "'foo'")
+  expect_null(rust_to_json(new.env(), opts, json_helpers())$value)
   deep <- 1
   for (i in 1:2000) deep <- list(deep)
-  expect_match(rust_to_json(deep, opts)$error, "nested too deeply")
+  expect_match(rust_to_json(deep, opts, json_helpers())$error, "nested too deeply")
   expect_true(names(intentional_json_differences)[1] == "function_values")
 })
 
@@ -271,6 +271,6 @@ test_that("number formatting matches jsonlite for every digits setting", {
       digits = if (is.na(d)) NA_integer_ else as.integer(unclass(d)),
       signif = inherits(d, "AsIs"), auto_unbox = FALSE
     )
-    expect_identical(rust_to_json(x, opts)$value, expected, label = paste("digits =", format(d)))
+    expect_identical(rust_to_json(x, opts, json_helpers())$value, expected, label = paste("digits =", format(d)))
   }
 })

@@ -25,7 +25,7 @@ test_that("each legacy version: handshake, listing, calls and ping validate agai
                          "CallToolResult", "CallToolResult", "EmptyResult"))
     init <- mcp_by_id(r, 0)$result
     expect_identical(init$protocolVersion, v)
-    expect_identical(init$capabilities, list(tools = setNames(list(), character())))
+    expect_identical(init$capabilities, list(tools = list(listChanged = FALSE)))
     expect_identical(init$serverInfo$name, "mcplite")
     expect_identical(init$instructions, "Protocol fixture.")
     expect_identical(first_text(mcp_by_id(r, 2)), "3.5")
@@ -234,7 +234,7 @@ test_that("2024-11-05 contains audio and resource links as tool errors; later ve
       expect_identical(speak$content[[1]]$type, "audio")
       expect_identical(speak$content[[1]]$mimeType, "audio/wav")
       expect_identical(link$content[[1]]$type, "resource_link")
-      expect_null(speak$isError)
+      expect_false(speak$isError)
     }
   }
 })

@@ -12,7 +12,7 @@ test_that("server_specs() builds one spec per tool, in the contract's shape", {
                              "output_schema", "annotations", "meta", "fun"))
   expect_equal(specs[[1]]$name, "add")
   expect_equal(specs[[1]]$title, "Adder")
-  expect_equal(json_fixed(specs[[1]]$annotations), '{"title":"Adder","readOnlyHint":true}')
+  expect_equal(json_fixed(specs[[1]]$annotations), '{"title":"Adder","read_only_hint":true}')
   expect_equal(
     json_fixed(specs[[1]]$output_schema),
     '{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"],"additionalProperties":false}'

@@ -141,7 +141,7 @@ test_that("tool() rejects bad arguments", {
   expect_s3_class(tool(function(...) 1, "d", name = "dots", arguments = list(z = type_string())), "mcplite_tool")
 })
 
-test_that("annotations accept camelCase and snake_case and are stored camelCase", {
+test_that("annotations accept camelCase and snake_case and are stored snake_case", {
   f <- function() 1
   a <- tool_meta(tool(f, "d", annotations = list(
     title = "F", read_only_hint = TRUE, destructiveHint = FALSE,
@@ -149,11 +149,11 @@ test_that("annotations accept camelCase and snake_case and are stored camelCase"
   )))
   expect_equal(
     json_fixed(a$annotations),
-    '{"title":"F","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}'
+    '{"title":"F","read_only_hint":true,"destructive_hint":false,"idempotent_hint":true,"open_world_hint":false}'
   )
   expect_equal(a$title, "F")
   b <- tool_meta(tool(f, "d", annotations = list(open_world_hint = TRUE, destructive_hint = TRUE)))
-  expect_equal(names(b$annotations), c("openWorldHint", "destructiveHint"))
+  expect_equal(names(b$annotations), c("open_world_hint", "destructive_hint"))
   expect_null(b$title)
   expect_null(tool_meta(tool(f, "d"))$annotations)
 })

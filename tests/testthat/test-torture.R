@@ -66,7 +66,7 @@ test_that("100 000 pipelined requests: exactly one answer each, protocol-only st
   expect_true(all(vapply(got, jsonlite::validate, TRUE)))
   ids <- as.integer(sub('^\\{"jsonrpc":"2.0","id":([0-9]+),"result".*$', "\\1", got[-1]))
   expect_identical(sort(ids), seq_len(n))
-  expect_identical(got[[n + 1L]], sprintf('{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%d"}]}}', ids[n], ids[n] + 1L))
+  expect_identical(got[[n + 1L]], sprintf('{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%d"}],"isError":false}}', ids[n], ids[n] + 1L))
   if (.Platform$OS.type == "unix" && !anyNA(rss) && length(rss) == 2) {
     expect_lt(rss[2] - rss[1], 25)
   }

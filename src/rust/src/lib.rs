@@ -1,14 +1,18 @@
-//! extendr glue: the R-facing entry points of mcplite. Every entry point that
-//! can fail returns `list(value, error)` so R raises the classed condition.
+//! extendr glue: the R-facing entry points of mcplite, a thin adapter over the
+//! core crate (see ARCHITECTURE.md). Every entry point that can fail returns
+//! `list(value, error)` so that R raises the classed condition.
 
 use extendr_api::prelude::*;
 
-mod guard;
+mod build;
+mod ffi;
 mod host;
 mod otel;
-mod rjson;
-mod rvalue;
+mod platform;
 mod serve;
+mod sexp;
+
+use sexp::Sx;
 
 fn outcome(r: std::result::Result<Robj, String>) -> Robj {
     match r {
@@ -21,32 +25,62 @@ fn outcome(r: std::result::Result<Robj, String>) -> Robj {
 /// @noRd
 #[extendr]
 fn rust_json_parse(text: &str) -> Robj {
+    outcome((|| {
+        let doc = mcplite_core::json::Doc::parse(text.as_bytes().to_vec()).map_err(|e| e.to_string())?;
+        mcplite_core::r::args::check_json(doc.root())?;
+        build::value(doc.root()).ok_or_else(|| "the value is too large for R to hold".to_string())
+    })())
+}
+
+/// Fixed protocol encoding of an R value (schemas, annotations, `_meta`);
+/// errors name the element, starting from `arg`.
+/// @noRd
+#[extendr]
+fn rust_to_json_fixed(x: Robj, arg: &str) -> Robj {
     outcome(
-        serde_json::from_str::<serde_json::Value>(text)
-            .map(|v| rvalue::value_to_robj(&v))
-            .map_err(|e| e.to_string()),
+        mcplite_core::r::fixed::encode(&Sx::borrowed(&x), arg)
+            .map(|v| Robj::from(v.to_string()))
+            .map_err(|e| e.message(arg)),
     )
 }
 
-/// Fixed protocol encoding of an R value (schemas, annotations, `_meta`).
+/// Payload JSON, byte-identical to `jsonlite::toJSON()` with the payload options.
 /// @noRd
 #[extendr]
-fn rust_to_json_fixed(x: Robj) -> Robj {
-    outcome(rvalue::robj_to_value(&x).map(|v| v.to_string().into()))
+fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
+    outcome((|| {
+        sexp::set_helpers(&helpers)?;
+        let o = mcplite_core::r::options::read(&Sx::borrowed(&opts))?;
+        let bytes = mcplite_core::rjson::to_json(&Sx::borrowed(&x), &o)?;
+        if bytes.len() > i32::MAX as usize {
+            return Err("JSON text is larger than R's 2 GB string limit".into());
+        }
+        // Bytes are UTF-8 (or passed-through "bytes" strings, as jsonlite does).
+        let s = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Ok(Robj::from(s))
+    })())
 }
 
 /// Serve MCP on stdin/stdout until end of input.
 /// @noRd
 #[extendr]
-fn rust_serve(specs: List, instructions: Robj, opts: Robj, invoker: Robj, info: Robj, on_start: Robj) -> Robj {
-    outcome(serve::run(specs, instructions, opts, invoker, info, on_start).map(|_| ().into()))
+fn rust_serve(specs: Robj, instructions: Robj, opts: Robj, invoker: Robj, info: Robj, helpers: Robj, on_start: Robj) -> Robj {
+    outcome(sexp::set_helpers(&helpers).and_then(|_| serve::run(specs, instructions, opts, invoker, info, on_start)).map(Robj::from))
+}
+
+/// The process is ending (an exit finalizer): answer a call in flight.
+/// @noRd
+#[extendr]
+fn rust_on_exit() {
+    host::on_r_exit();
 }
 
 extendr_module! {
     mod mcplite;
     fn rust_json_parse;
     fn rust_to_json_fixed;
+    fn rust_to_json;
     fn rust_serve;
+    fn rust_on_exit;
     use otel;
-    use rjson;
 }

@@ -1,98 +1,114 @@
-//! `rust_serve()`: turn the R tool specs into core tool definitions and serve
-//! stdin/stdout until end of input.
+//! `rust_serve()`: read the tool specs R built, take over standard input and
+//! output, and serve until the client closes standard input.
 
-use crate::guard::StdoutGuard;
-use crate::host::{Formals, RHost};
-use crate::rvalue::{list_elt, robj_to_value};
+use crate::ffi;
+use crate::host::{self, RFun, RHost};
+use crate::platform::StdioGuard;
+use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::result::ToolDef;
-use mcplite_core::{serve, Server, ServerInfo};
-use serde_json::Value;
+use mcplite_core::r::{field, string1, Formals};
+use mcplite_core::telemetry::{diag, Telemetry};
+use mcplite_core::{serve, Ending, Server, ServerInfo, Tool};
+use std::cell::Cell;
 use std::io::BufReader;
 
-fn opt_string(spec: &Robj, name: &str) -> std::result::Result<Option<String>, String> {
-    match list_elt(spec, name) {
-        Some(v) if !v.is_null() => v.as_str().map(|s| Some(s.to_string())).ok_or_else(|| format!("{name} must be a string")),
-        _ => Ok(None),
+thread_local! {
+    /// Set while a server runs: a second one (a tool calling mcp_server())
+    /// would wait for input the first one owns.
+    static SERVING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Clears the flag however serving ends.
+struct Serving;
+
+impl Serving {
+    fn start() -> std::result::Result<Serving, String> {
+        if SERVING.with(Cell::get) {
+            return Err("mcp_server() cannot start while a server is already running in this R process".into());
+        }
+        SERVING.with(|s| s.set(true));
+        Ok(Serving)
     }
 }
 
-fn opt_json(spec: &Robj, name: &str) -> std::result::Result<Option<Value>, String> {
-    match list_elt(spec, name) {
-        Some(v) if !v.is_null() => robj_to_value(&v).map(Some).map_err(|e| format!("{name}: {e}")),
-        _ => Ok(None),
+impl Drop for Serving {
+    fn drop(&mut self) {
+        SERVING.with(|s| s.set(false));
     }
 }
 
-fn opt_object(spec: &Robj, name: &str) -> std::result::Result<Option<serde_json::Map<String, Value>>, String> {
-    match opt_json(spec, name)? {
-        None => Ok(None),
-        Some(Value::Object(m)) if m.is_empty() => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(Value::Array(a)) if a.is_empty() => Ok(None),
-        Some(_) => Err(format!("{name} must be a named list")),
+fn formals(fun: &Robj) -> Formals {
+    let Some(f) = fun.as_function() else { return Formals::unknown() };
+    match f.formals() {
+        Some(list) => Formals::new(&list.names().map(str::to_string).collect::<Vec<_>>()),
+        None => Formals::unknown(),
     }
 }
 
-fn tool_def(spec: &Robj) -> std::result::Result<ToolDef, String> {
-    let name = opt_string(spec, "name")?.ok_or("a tool spec has no name")?;
-    let input_schema = match opt_json(spec, "input_schema")? {
-        Some(Value::Object(m)) => m,
-        _ => return Err(format!("tool {name}: input_schema must be a named list")),
-    };
-    Ok(ToolDef {
-        description: opt_string(spec, "description")?,
-        title: opt_string(spec, "title")?,
-        input_schema,
-        output_schema: opt_json(spec, "output_schema")?,
-        annotations: opt_object(spec, "annotations")?,
-        meta: opt_object(spec, "meta")?,
-        name,
-    })
+fn tools(specs: &Robj) -> std::result::Result<Vec<Tool<RFun>>, String> {
+    let list = Sx::borrowed(specs);
+    let mut out = Vec::with_capacity(list_len(&list));
+    for i in 0..list_len(&list) {
+        let spec = mcplite_core::r::RValue::list_elt(&list, i);
+        let def = mcplite_core::r::spec::read_tool(&spec)?;
+        let fun = field(&spec, "fun").map(|f| f.robj()).filter(|f| f.is_function());
+        let fun = fun.ok_or_else(|| format!("tool {}: `fun` must be a function", def.name))?;
+        out.push(Tool { formals: formals(&fun), def, fun: RFun(fun) });
+    }
+    Ok(out)
 }
 
-/// `on_start(tracing)` is called once the configuration is read, before any
-/// input: R uses it to offer otel its tracer provider when tracing is on.
+fn list_len(x: &Sx) -> usize {
+    use mcplite_core::r::{RType, RValue};
+    if x.rtype() == RType::List {
+        x.len()
+    } else {
+        0
+    }
+}
+
+/// Serve; returns how serving ended ("end of input", "output closed",
+/// "interrupted").
 pub fn run(
-    specs: List,
+    specs: Robj,
     instructions: Robj,
     json_opts: Robj,
     invoker: Robj,
     info: Robj,
     on_start: Robj,
-) -> std::result::Result<(), String> {
-    let mut defs = Vec::with_capacity(specs.len());
-    let mut funs = Vec::with_capacity(specs.len());
-    let mut formals = Vec::with_capacity(specs.len());
-    for spec in specs.values() {
-        let def = tool_def(&spec)?;
-        let fun = list_elt(&spec, "fun").ok_or_else(|| format!("tool {}: no function", def.name))?;
-        if !fun.is_function() {
-            return Err(format!("tool {}: fun must be a function", def.name));
-        }
-        formals.push(Formals::of(&fun));
-        funs.push(fun);
-        defs.push(def);
-    }
-    let instructions = if instructions.is_null() { None } else { instructions.as_str().map(str::to_string) };
-    let info = ServerInfo {
-        name: opt_string(&info, "name")?.unwrap_or_else(|| "mcplite".into()),
-        version: opt_string(&info, "version")?.unwrap_or_else(|| "0.0.0".into()),
-    };
-    let invoker = invoker.as_function().ok_or("invoker must be a function")?;
-    let mut server = Server::new(defs, instructions, info)?;
-    let json_opts = crate::rjson::json_options(&json_opts).map_err(|e| format!("payload options: {e}"))?;
-    let mut host = RHost { funs, formals, invoker, json_opts };
-    let mut telemetry = mcplite_core::telemetry::Telemetry::from_env();
-    if let Some(hook) = on_start.as_function() {
-        hook.call(pairlist!(telemetry.is_enabled())).map_err(|_| "the start hook failed".to_string())?;
+) -> std::result::Result<&'static str, String> {
+    let _serving = Serving::start()?;
+    let tools = tools(&specs)?;
+    let instructions = string1(&Sx::borrowed(&instructions));
+    let info_sx = Sx::borrowed(&info);
+    let text = |name: &str, default: &str| field(&info_sx, name).and_then(|v| string1(&v)).unwrap_or_else(|| default.into());
+    let info = ServerInfo { name: text("name", "mcplite"), version: text("version", "0.0.0") };
+    let opts = mcplite_core::r::options::read(&Sx::borrowed(&json_opts)).map_err(|e| format!("payload options: {e}"))?;
+    let mut server = Server::new(tools, instructions, info, opts)?;
+    let mut telemetry = Telemetry::from_env();
+    if on_start.is_function() {
+        ffi::call(&on_start, &[&Robj::from(telemetry.is_enabled())]).ok_or("the start hook failed")?;
     }
     crate::otel::set_tracer(telemetry.tracer().cloned());
-    let mut guard = StdoutGuard::install().map_err(|e| format!("cannot guard stdout: {e}"))?;
-    let input = BufReader::with_capacity(1 << 16, std::io::stdin());
-    let result = serve(input, guard.protocol(), &mut server, &mut host, &mut telemetry);
+    let mut guard = StdioGuard::install().map_err(|e| format!("cannot take over standard input and output: {e}"))?;
+    let input = guard.take_input().ok_or("standard input is already taken")?;
+    if guard.input_is_terminal() {
+        diag("mcplite: this is an MCP server: it waits for a client's JSON-RPC messages on standard input. Press Ctrl-C to stop it.");
+    }
+    host::set_exit_output(guard.output().try_clone().ok());
+    let mut host = RHost { invoker, input_is_terminal: guard.input_is_terminal() };
+    let ending = serve(BufReader::with_capacity(1 << 16, input), guard.output(), &mut server, &mut host, &mut telemetry);
+    host::set_exit_output(None);
     crate::otel::set_tracer(None);
     telemetry.shutdown();
     drop(guard);
-    result.map_err(|e| format!("reading standard input failed: {e}"))
+    match ending {
+        Ok(Ending::EndOfInput) => Ok("end of input"),
+        Ok(Ending::OutputClosed) => Ok("output closed"),
+        Ok(Ending::Stopped) => {
+            diag("mcplite: interrupted; the server stops.");
+            Ok("interrupted")
+        }
+        Err(e) => Err(format!("reading standard input failed: {e}")),
+    }
 }

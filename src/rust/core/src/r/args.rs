@@ -179,6 +179,22 @@ pub fn build<B: RBuilder>(arguments: Option<Val<'_>>, b: &mut B) -> B::Obj {
     }
 }
 
+/// Build any JSON value (the root of a parsed document, say). Call
+/// [`check_json`] first.
+pub fn build_value<B: RBuilder>(v: Val<'_>, b: &mut B) -> B::Obj {
+    value(v, b)
+}
+
+/// Check a whole JSON value for what R cannot hold (see [`check`]).
+pub fn check_json(v: Val<'_>) -> Result<(), String> {
+    let mut path = String::from("x");
+    check_value(v, &mut path, 0).map_err(|e| match e {
+        Fault::Nul(path) => format!("the string at `{}` contains a NUL character (\\u0000), which R strings cannot hold", shorten(&path)),
+        Fault::NulName(path) => format!("a name in `{}` contains a NUL character (\\u0000), which R names cannot hold", shorten(&path)),
+        Fault::Nested => format!("it is nested deeper than {MAX_ARG_DEPTH} levels"),
+    })
+}
+
 fn value<B: RBuilder>(v: Val<'_>, b: &mut B) -> B::Obj {
     match v.kind() {
         Kind::Null | Kind::Deep => b.scalar(Scalar::Null),

@@ -12,6 +12,7 @@
 
 pub mod args;
 pub mod fixed;
+pub mod options;
 pub mod result;
 pub mod spec;
 

@@ -1,0 +1,111 @@
+//! R objects made from JSON: `RBuilder` for SEXPs, and the entry point that
+//! turns JSON text into R lists.
+//!
+//! Building runs inside [`ffi::protected`]: allocations whose size the
+//! client controls can fail, and R signals that with an error. The core
+//! checks the value first (no NUL, bounded depth), so nothing else fails.
+
+use crate::ffi;
+use extendr_api::prelude::*;
+use extendr_ffi::{cetype_t, SEXPTYPE, SEXP};
+use mcplite_core::json::Val;
+use mcplite_core::r::{RBuilder, Scalar};
+use std::os::raw::c_int;
+
+/// Builds SEXPs. Lists stay on R's protection stack from `new_list` to
+/// `finish_list` (so at most the nesting depth of them at once); everything
+/// else is stored into a protected list as soon as it is made.
+pub struct SexpBuilder;
+
+fn mkchar(s: &str) -> SEXP {
+    // SAFETY: the core guarantees no NUL, and the bytes are UTF-8; the
+    // length fits: a JSON line is below 4 GB and R strings hold 2^31 - 1
+    // bytes, which mkCharLenCE checks (an R error, caught by `protected`).
+    unsafe { extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const _, s.len().min(c_int::MAX as usize) as c_int, cetype_t::CE_UTF8) }
+}
+
+impl RBuilder for SexpBuilder {
+    type Obj = SEXP;
+
+    fn scalar(&mut self, value: Scalar<'_>) -> SEXP {
+        // SAFETY: allocation of length-one vectors; the result is stored into
+        // a protected list (or protected by the caller) before anything else
+        // allocates.
+        unsafe {
+            match value {
+                Scalar::Null => extendr_ffi::R_NilValue,
+                Scalar::Logical(b) => {
+                    let x = extendr_ffi::Rf_allocVector(SEXPTYPE::LGLSXP, 1);
+                    *extendr_ffi::LOGICAL(x) = b as c_int;
+                    x
+                }
+                Scalar::Integer(i) => extendr_ffi::Rf_ScalarInteger(i),
+                Scalar::Double(d) => {
+                    let x = extendr_ffi::Rf_allocVector(SEXPTYPE::REALSXP, 1);
+                    *extendr_ffi::REAL(x) = d;
+                    x
+                }
+                Scalar::String(s) => {
+                    let x = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, 1);
+                    extendr_ffi::Rf_protect(x);
+                    extendr_ffi::SET_STRING_ELT(x, 0, mkchar(s));
+                    extendr_ffi::Rf_unprotect(1);
+                    x
+                }
+            }
+        }
+    }
+
+    fn new_list(&mut self, len: usize, named: bool) -> SEXP {
+        // SAFETY: a new list, protected until finish_list; its names vector is
+        // attached at once, so the list protects it.
+        unsafe {
+            let list = extendr_ffi::Rf_allocVector(SEXPTYPE::VECSXP, len as isize);
+            extendr_ffi::Rf_protect(list);
+            if named {
+                let names = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, len as isize);
+                extendr_ffi::Rf_setAttrib(list, extendr_ffi::R_NamesSymbol, names);
+            }
+            list
+        }
+    }
+
+    fn set_item(&mut self, list: SEXP, i: usize, name: Option<&str>, item: SEXP) {
+        // SAFETY: `list` is a protected list of more than `i` items; the item is
+        // stored before the name's CHARSXP is allocated.
+        unsafe {
+            extendr_ffi::SET_VECTOR_ELT(list, i as isize, item);
+            if let Some(name) = name {
+                let names = extendr_ffi::Rf_getAttrib(list, extendr_ffi::R_NamesSymbol);
+                if extendr_ffi::TYPEOF(names) == SEXPTYPE::STRSXP {
+                    extendr_ffi::SET_STRING_ELT(names, i as isize, mkchar(name));
+                }
+            }
+        }
+    }
+
+    fn finish_list(&mut self, _list: SEXP) {
+        // SAFETY: pairs with the protect in new_list (lists finish in LIFO order).
+        unsafe { extendr_ffi::Rf_unprotect(1) }
+    }
+}
+
+/// The named list of a tool's arguments (checked by the core first), built
+/// under error protection; `None` if R could not allocate it.
+pub fn arguments(args: Option<Val<'_>>) -> Option<Robj> {
+    ffi::protected(|| {
+        let x = mcplite_core::r::args::build(args, &mut SexpBuilder);
+        // SAFETY: x is the finished object; protect it in an Robj before
+        // anything else allocates.
+        unsafe { Robj::from_sexp(x) }
+    })
+}
+
+/// The R value of any JSON value (checked with `check_json` first).
+pub fn value(v: Val<'_>) -> Option<Robj> {
+    ffi::protected(|| {
+        let x = mcplite_core::r::args::build_value(v, &mut SexpBuilder);
+        // SAFETY: as above.
+        unsafe { Robj::from_sexp(x) }
+    })
+}

@@ -1,0 +1,304 @@
+//! R objects as the core reads them: `RValue` for SEXPs.
+//!
+//! Element access goes through R's accessors (REAL, INTEGER, STRING_ELT, ...)
+//! without copying vectors, always after checking the type and the index.
+//! Only the conversions that need R's own semantics (time zones in
+//! `format()`, R's number printer for complex numbers) call R, through the
+//! helper functions R/json.R defines, once per vector.
+
+use crate::ffi;
+use extendr_api::prelude::*;
+use extendr_ffi::{cetype_t, SEXPTYPE, SEXP};
+use mcplite_core::rjson::{Conversion, RType, RValue};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// R functions the serializer needs for conversions, and the session's
+/// locale (from R/json.R's `json_helpers()`).
+#[derive(Clone)]
+pub struct Helpers {
+    time: Robj,
+    complex: Robj,
+    as_character: Robj,
+    utf8_locale: bool,
+}
+
+thread_local! {
+    static HELPERS: RefCell<Option<Helpers>> = const { RefCell::new(None) };
+}
+
+/// Remember the helpers R passes with every entry point that serializes.
+pub fn set_helpers(list: &Robj) -> Result<(), String> {
+    let item = |name: &str| -> Result<Robj, String> {
+        let v = mcplite_core::r::field(&Sx::borrowed(list), name).ok_or_else(|| format!("helper `{name}` is missing"))?;
+        Ok(v.robj())
+    };
+    let helpers = Helpers {
+        time: item("time")?,
+        complex: item("complex")?,
+        as_character: item("as_character")?,
+        utf8_locale: mcplite_core::r::flag1(&Sx::borrowed(&item("utf8")?)).unwrap_or(true),
+    };
+    HELPERS.with(|h| *h.borrow_mut() = Some(helpers));
+    Ok(())
+}
+
+fn helpers() -> Result<Helpers, String> {
+    HELPERS.with(|h| h.borrow().clone()).ok_or_else(|| "the conversion helpers were not given".to_string())
+}
+
+fn utf8_locale() -> bool {
+    HELPERS.with(|h| h.borrow().as_ref().is_none_or(|h| h.utf8_locale))
+}
+
+/// The UTF-8 bytes of a CHARSXP, or `None` for `NA`. UTF-8, ASCII, "bytes"
+/// and native strings in a UTF-8 locale are borrowed as they are (never
+/// handed to R's translation, which raises an R error for "bytes"); others
+/// (Latin-1, other native encodings) are translated as jsonlite's enc2utf8
+/// does, under error protection, releasing R's scratch memory at once so a
+/// long-running server does not accumulate it.
+///
+/// # Safety
+/// `ch` must be a CHARSXP that outlives the returned borrow.
+unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
+    // SAFETY (whole body): `ch` is a live CHARSXP per the contract above.
+    unsafe {
+        if ch == extendr_ffi::R_NaString {
+            return None;
+        }
+        let n = extendr_ffi::LENGTH(ch).max(0) as usize;
+        let p = extendr_ffi::R_CHAR(ch) as *const u8;
+        let bytes: &[u8] = if n == 0 || p.is_null() { &[] } else { std::slice::from_raw_parts(p, n) };
+        let ce = ffi::Rf_getCharCE(ch);
+        let native_utf8 = matches!(ce, cetype_t::CE_NATIVE) && utf8_locale();
+        if matches!(ce, cetype_t::CE_UTF8 | cetype_t::CE_BYTES) || native_utf8 || bytes.is_ascii() {
+            return Some(Cow::Borrowed(bytes));
+        }
+        let translated = ffi::protected(|| {
+            let top = ffi::vmaxget();
+            let t = ffi::Rf_translateCharUTF8(ch);
+            let len = if t.is_null() { 0 } else { std::ffi::CStr::from_ptr(t).to_bytes().len() };
+            (top, t, len)
+        });
+        match translated {
+            Some((top, t, len)) if !t.is_null() => {
+                let owned = std::slice::from_raw_parts(t as *const u8, len).to_vec();
+                ffi::vmaxset(top);
+                Some(Cow::Owned(owned))
+            }
+            // Translation failed: keep the bytes; they are checked later.
+            _ => Some(Cow::Borrowed(bytes)),
+        }
+    }
+}
+
+/// A SEXP seen by the core. Objects reached from a root are kept alive by
+/// that root; roots and objects R made for us (conversions) own a protected
+/// `Robj`, which their children share.
+#[derive(Clone)]
+pub struct Sx {
+    sexp: SEXP,
+    keep: Option<Rc<Robj>>,
+}
+
+impl Sx {
+    /// A view of an object the caller keeps alive for as long as this lives.
+    pub fn borrowed(robj: &Robj) -> Sx {
+        // SAFETY: the caller's Robj outlives the view.
+        Sx { sexp: unsafe { robj.get() }, keep: None }
+    }
+
+    /// A view that keeps the object alive itself.
+    pub fn owned(robj: Robj) -> Sx {
+        // SAFETY: the Robj is kept alive by `keep`.
+        let sexp = unsafe { robj.get() };
+        Sx { sexp, keep: Some(Rc::new(robj)) }
+    }
+
+    /// R's `NULL`.
+    pub fn null() -> Sx {
+        // SAFETY: R_NilValue is a global constant.
+        Sx { sexp: unsafe { extendr_ffi::R_NilValue }, keep: None }
+    }
+
+    fn child(&self, sexp: SEXP) -> Sx {
+        Sx { sexp, keep: self.keep.clone() }
+    }
+
+    fn typeof_(&self) -> SEXPTYPE {
+        // SAFETY: sexp is a live R object.
+        unsafe { extendr_ffi::TYPEOF(self.sexp) }
+    }
+
+    /// The object as an Robj (protected while the Robj lives).
+    pub fn robj(&self) -> Robj {
+        // SAFETY: sexp is live; from_sexp protects it for the Robj's lifetime.
+        unsafe { Robj::from_sexp(self.sexp) }
+    }
+
+    fn slice<T>(&self, ptr: *mut T) -> &[T] {
+        let n = self.len();
+        if n == 0 || ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: ptr is the data pointer of a live vector of n elements of T.
+        unsafe { std::slice::from_raw_parts(ptr as *const T, n) }
+    }
+
+    fn typed<T>(&self, want: SEXPTYPE, get: unsafe extern "C" fn(SEXP) -> *mut T) -> &[T] {
+        if self.typeof_() != want {
+            return &[];
+        }
+        // SAFETY: the type was checked above, so `get` is the right accessor.
+        self.slice(unsafe { get(self.sexp) })
+    }
+}
+
+fn symbol(name: &str) -> Option<SEXP> {
+    // SAFETY: reading R's global symbol constants.
+    unsafe {
+        Some(match name {
+            "names" => extendr_ffi::R_NamesSymbol,
+            "dim" => extendr_ffi::R_DimSymbol,
+            "dimnames" => extendr_ffi::R_DimNamesSymbol,
+            "class" => extendr_ffi::R_ClassSymbol,
+            "levels" => extendr_ffi::R_LevelsSymbol,
+            "row.names" => extendr_ffi::R_RowNamesSymbol,
+            _ => return None,
+        })
+    }
+}
+
+impl RValue for Sx {
+    fn rtype(&self) -> RType {
+        use SEXPTYPE::*;
+        match self.typeof_() {
+            NILSXP => RType::Null,
+            LGLSXP => RType::Logical,
+            INTSXP => RType::Integer,
+            REALSXP => RType::Double,
+            CPLXSXP => RType::Complex,
+            STRSXP => RType::Character,
+            RAWSXP => RType::Raw,
+            VECSXP => RType::List,
+            _ => RType::Other,
+        }
+    }
+
+    fn type_name(&self) -> String {
+        // SAFETY: type2char returns a pointer to a static C string (or null).
+        unsafe {
+            let p = ffi::Rf_type2char(self.typeof_());
+            if p.is_null() {
+                return "unknown".to_string();
+            }
+            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    }
+
+    fn len(&self) -> usize {
+        use SEXPTYPE::*;
+        match self.typeof_() {
+            // SAFETY: vector types only.
+            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => unsafe {
+                extendr_ffi::Rf_xlength(self.sexp).max(0) as usize
+            },
+            _ => 0,
+        }
+    }
+
+    fn is_s4(&self) -> bool {
+        // SAFETY: live object.
+        unsafe { extendr_ffi::Rf_isS4(self.sexp) != extendr_ffi::Rboolean::FALSE }
+    }
+
+    fn class(&self) -> Vec<String> {
+        match self.attr("class") {
+            Some(c) if c.typeof_() == SEXPTYPE::STRSXP => (0..c.len())
+                .map(|i| c.str_elt(i).map(|s| String::from_utf8_lossy(&s).into_owned()).unwrap_or_default())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn attr(&self, name: &str) -> Option<Self> {
+        let sym = symbol(name)?;
+        // SAFETY: walking the attribute pairlist of a live object; ATTRIB
+        // gives row.names in stored (compact) form, unlike getAttrib(), and
+        // never allocates.
+        unsafe {
+            let mut a = ffi::ATTRIB(self.sexp);
+            while extendr_ffi::TYPEOF(a) == SEXPTYPE::LISTSXP {
+                if extendr_ffi::TAG(a) == sym {
+                    return Some(self.child(extendr_ffi::CAR(a)));
+                }
+                a = extendr_ffi::CDR(a);
+            }
+        }
+        None
+    }
+
+    fn logicals(&self) -> &[i32] {
+        self.typed(SEXPTYPE::LGLSXP, extendr_ffi::LOGICAL)
+    }
+
+    fn integers(&self) -> &[i32] {
+        self.typed(SEXPTYPE::INTSXP, extendr_ffi::INTEGER)
+    }
+
+    fn doubles(&self) -> &[f64] {
+        self.typed(SEXPTYPE::REALSXP, extendr_ffi::REAL)
+    }
+
+    fn complexes(&self) -> &[[f64; 2]] {
+        if self.typeof_() != SEXPTYPE::CPLXSXP {
+            return &[];
+        }
+        // SAFETY: Rcomplex is two f64 (repr C), the same layout as [f64; 2].
+        self.slice(unsafe { extendr_ffi::COMPLEX(self.sexp) } as *mut [f64; 2])
+    }
+
+    fn raws(&self) -> &[u8] {
+        self.typed(SEXPTYPE::RAWSXP, extendr_ffi::RAW)
+    }
+
+    fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>> {
+        if self.typeof_() != SEXPTYPE::STRSXP || i >= self.len() {
+            return None;
+        }
+        // SAFETY: a character vector and an index below its length; CHARSXPs
+        // live as long as their vector.
+        unsafe { charsxp_utf8(extendr_ffi::STRING_ELT(self.sexp, i as isize)) }
+    }
+
+    fn list_elt(&self, i: usize) -> Self {
+        if self.typeof_() != SEXPTYPE::VECSXP || i >= self.len() {
+            // SAFETY: R_NilValue is a global constant.
+            return self.child(unsafe { extendr_ffi::R_NilValue });
+        }
+        // SAFETY: a list and an index below its length.
+        self.child(unsafe { extendr_ffi::VECTOR_ELT(self.sexp, i as isize) })
+    }
+
+    fn convert(&self, conv: Conversion<'_>) -> std::result::Result<Self, String> {
+        let h = helpers()?;
+        let x = self.robj();
+        let out = match conv {
+            Conversion::FormatTime { classes, posixlt_to_ct } => {
+                let is_date = classes.first().map(String::as_str) == Some("Date");
+                ffi::call(&h.time, &[&x, &Robj::from(classes.to_vec()), &Robj::from(posixlt_to_ct), &Robj::from(is_date)])
+            }
+            Conversion::ComplexStrings { digits } => ffi::call(&h.complex, &[&x, &Robj::from(digits)]),
+            Conversion::AsCharacter { classes } => ffi::call(&h.as_character, &[&x, &Robj::from(classes.to_vec())]),
+        };
+        let out = out.ok_or("R conversion failed")?;
+        let sx = Sx::owned(out);
+        if sx.rtype() == RType::List {
+            // The helper caught an R error and returned its message.
+            let msg = mcplite_core::r::string1(&sx.list_elt(0)).unwrap_or_default();
+            return Err(format!("R conversion failed: {msg}"));
+        }
+        Ok(sx)
+    }
+}

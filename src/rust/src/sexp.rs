@@ -62,7 +62,7 @@ fn utf8_locale() -> bool {
 /// # Safety
 /// `ch` must be a CHARSXP that outlives the returned borrow.
 unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
-    // SAFETY (whole body): `ch` is a live CHARSXP per the contract above.
+    // SAFETY: `ch` is a live CHARSXP per the contract above (whole body).
     unsafe {
         if ch == extendr_ffi::R_NaString {
             return None;

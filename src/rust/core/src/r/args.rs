@@ -77,7 +77,7 @@ impl Formals {
     /// An argument name R would not bind exactly: not a formal, and either no
     /// `...` to take it, or empty (R would bind it by position), or a prefix of
     /// a formal before `...` (R would bind it partially).
-    fn inexact<'a>(&self, name: &'a str) -> bool {
+    fn inexact(&self, name: &str) -> bool {
         if !self.known || self.names.iter().any(|n| n == name) {
             return false;
         }

@@ -48,16 +48,20 @@ pub fn read_tool<V: RValue>(spec: &V) -> Result<ToolDef, String> {
             let given = encode_object(&a, "annotations").map_err(|e| fixed(&name, e))?;
             let mut out = Map::new();
             for (key, value) in given {
-                let wire = ANNOTATIONS
-                    .iter()
-                    .find(|(r, w)| *r == key || *w == key)
-                    .map(|(_, w)| *w)
-                    .ok_or_else(|| format!("tool {name}: unknown annotation `{key}`"))?;
-                let ok = if wire == "title" { value.is_string() } else { value.is_boolean() };
-                if !ok {
-                    return Err(format!("tool {name}: annotation `{key}` has the wrong type"));
+                // MCP's own hints get MCP's names and must have their types;
+                // others (R checked them and warned) are sent as given.
+                match ANNOTATIONS.iter().find(|(r, w)| *r == key || *w == key).map(|(_, w)| *w) {
+                    Some(wire) => {
+                        let ok = if wire == "title" { value.is_string() } else { value.is_boolean() };
+                        if !ok {
+                            return Err(format!("tool {name}: annotation `{key}` has the wrong type"));
+                        }
+                        out.insert(wire.to_string(), value);
+                    }
+                    None => {
+                        out.insert(key, value);
+                    }
                 }
-                out.insert(wire.to_string(), value);
             }
             (!out.is_empty()).then_some(out)
         }
@@ -111,9 +115,12 @@ mod tests {
         let partial = named(vec![(Some("typeExtension"), s("object"))]);
         let e = read_tool(&spec(vec![("name", s("t")), ("input_schema", partial)])).unwrap_err();
         assert!(e.contains("type \"object\" at its root"), "{e}");
-        let e = read_tool(&spec(vec![("name", s("t")), ("input_schema", schema()), ("annotations", named(vec![(Some("cool"), lgl(&[Some(true)]))]))]))
+        let t = read_tool(&spec(vec![("name", s("t")), ("input_schema", schema()), ("annotations", named(vec![(Some("cool"), lgl(&[Some(true)]))]))]))
+            .unwrap();
+        assert_eq!(Value::Object(t.annotations.unwrap()), json!({"cool":true}), "others are sent as given");
+        let e = read_tool(&spec(vec![("name", s("t")), ("input_schema", schema()), ("annotations", named(vec![(Some("read_only_hint"), s("yes"))]))]))
             .unwrap_err();
-        assert!(e.contains("unknown annotation `cool`"), "{e}");
+        assert!(e.contains("wrong type"), "{e}");
         assert!(read_tool(&spec(vec![("input_schema", schema())])).is_err());
     }
 }

@@ -5,7 +5,7 @@
 invoke_tool <- function(fun, args, name) {
   withCallingHandlers(
     tryCatch(
-      list(ok = TRUE, value = do.call(fun, args)),
+      list(ok = TRUE, value = as_tool_value(do.call(fun, args))),
       error = function(e) list(ok = FALSE, message = condition_text(e, name)),
       interrupt = function(e) {
         list(ok = FALSE, message = sprintf("Tool %s was interrupted.", name))

@@ -3,38 +3,38 @@
 
 json_parse <- function(text, arg, call = sys.call(-1)) {
   res <- rust_json_parse(text)
-  if (!is.null(res$error)) {
+  if (!is.null(res[["error"]])) {
     abort_mcplite(
-      sprintf("`%s` must contain valid JSON: %s", arg, res$error),
+      sprintf("`%s` must contain valid JSON: %s", arg, res[["error"]]),
       class = "schema", arg = arg, call = call
     )
   }
-  res$value
+  res[["value"]]
 }
 
 # Protocol (fixed) encoding: the encoding used for schemas, annotations and
 # metadata on the wire.
 json_fixed <- function(x, arg = "x", call = sys.call(-1)) {
   res <- rust_to_json_fixed(x)
-  if (!is.null(res$error)) {
+  if (!is.null(res[["error"]])) {
     abort_mcplite(
-      sprintf("`%s` cannot be written as JSON: %s", arg, res$error),
+      sprintf("`%s` cannot be written as JSON: %s", arg, res[["error"]]),
       class = "serialize", arg = arg, call = call
     )
   }
-  res$value
+  res[["value"]]
 }
 
 # Payload encoding: jsonlite-compatible, driven by the payload options.
 json_payload <- function(x, opts, arg = "x", call = sys.call(-1)) {
   res <- rust_to_json(x, opts)
-  if (!is.null(res$error)) {
+  if (!is.null(res[["error"]])) {
     abort_mcplite(
-      sprintf("`%s` cannot be written as JSON: %s", arg, res$error),
+      sprintf("`%s` cannot be written as JSON: %s", arg, res[["error"]]),
       class = "serialize", arg = arg, call = call
     )
   }
-  res$value
+  res[["value"]]
 }
 
 # Checks that `x` can be written by the fixed encoding (lists, plain atomic

@@ -168,7 +168,7 @@ server_specs <- function(tools, call = sys.call(-1)) {
     arg <- if (single) "tools" else sprintf("tools[[%d]]", i)
     specs[[i]] <- tool_spec(tools[[i]], arg, call)
   }
-  names <- vapply(specs, function(s) s$name, character(1))
+  names <- vapply(specs, function(s) s[["name"]], character(1))
   dup <- unique(names[duplicated(names)])
   if (length(dup) > 0) {
     where <- vapply(dup, function(d) paste(which(names == d), collapse = ", "), character(1))
@@ -186,7 +186,7 @@ server_specs <- function(tools, call = sys.call(-1)) {
 tool_spec <- function(x, arg, call) {
   if (inherits(x, "mcplite_tool")) {
     meta <- tool_meta(x)
-    if (!is.list(meta) || !is_string(meta$name)) {
+    if (!is.list(meta) || !is_string(meta[["name"]])) {
       abort_mcplite(
         sprintf("`%s` has class `mcplite_tool` but lost its metadata; create it with `tool()`.", arg),
         class = "tools", arg = arg, call = call

@@ -178,7 +178,7 @@ type_array <- function(items, description = NULL, required = TRUE) {
   check_flag(required, "required", class = "schema")
   schema <- list(type = "array")
   schema$description <- description
-  schema$items <- items$schema
+  schema$items <- items[["schema"]]
   new_type("array", schema, required)
 }
 
@@ -261,8 +261,8 @@ type_ignore <- function() {
 print.mcplite_type <- function(x, ...) {
   kind <- sub("^mcplite_type_", "", class(x)[[1]])
   cat(sprintf("<mcplite type: %s>\n", kind))
-  if (!is.null(x$schema)) {
-    cat(json_fixed(x$schema, "schema"), "\n", sep = "")
+  if (!is.null(x[["schema"]])) {
+    cat(json_fixed(x[["schema"]], "schema"), "\n", sep = "")
   }
   invisible(x)
 }
@@ -278,7 +278,9 @@ is_json_object <- function(x) {
 as_type <- function(x, arg, call) {
   if (inherits(x, "mcplite_type")) return(x)
   if (is_ellmer_type(x)) return(ellmer_type_to_mcplite(x, arg, call))
-  hint <- if (is.list(x) && !is.object(x)) {
+  hint <- if (is.list(x) && !is.object(x) && !is.null(flattened_type_names(x))) {
+    "\nIt looks like a type helper taken apart by `c()` or `unlist()`; combine type helpers with `list()`."
+  } else if (is.list(x) && !is.object(x)) {
     "\nWrap a schema written as a list in `type_from_schema()`."
   } else {
     ""
@@ -330,9 +332,9 @@ check_properties <- function(props, arg, call) {
 object_schema <- function(props, description = NULL, additional = FALSE, root = FALSE) {
   keep <- !vapply(props, inherits, logical(1), what = "mcplite_type_ignore")
   props <- props[keep]
-  properties <- lapply(props, function(p) p$schema)
+  properties <- lapply(props, function(p) p[["schema"]])
   if (length(properties) == 0) properties <- empty_object()
-  required <- names(props)[vapply(props, function(p) isTRUE(p$required), logical(1))]
+  required <- names(props)[vapply(props, function(p) isTRUE(p[["required"]]), logical(1))]
   schema <- list(type = "object")
   schema$description <- description
   schema$properties <- properties

@@ -41,7 +41,7 @@ ellmer_type_to_mcplite <- function(x, arg, call) {
   if (is_ellmer_type(x, "TypeObject")) {
     props <- ellmer_properties(x, arg, call)
     additional <- isTRUE(s7_prop(x, "additional_properties"))
-    schema <- object_schema(props, description, additional, root = FALSE)
+    schema <- object_schema(props, description, additional)
     return(new_type("object", schema, required))
   }
   if (is_ellmer_type(x, "TypeJsonSchema")) {
@@ -90,7 +90,9 @@ ellmer_tool_spec <- function(x, arg, call) {
   check_string(description, sprintf("%s@description", arg), call = call, class = "tools")
   arguments <- s7_prop(x, "arguments")
   props <- if (is.null(arguments)) list() else ellmer_properties(arguments, sprintf("%s@arguments", arg), call)
-  input_schema <- object_schema(props, root = TRUE)
+  input_schema <- object_schema(
+    props, additional = !is.null(arguments) && isTRUE(s7_prop(arguments, "additional_properties"))
+  )
   # ellmer allows extra annotations for its own use; only MCP's are sent.
   annotations <- normalize_annotations(
     s7_prop(x, "annotations"), sprintf("%s@annotations", arg), call, unknown = "drop"

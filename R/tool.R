@@ -18,13 +18,23 @@
 #' Each element of `arguments` is named after an argument of `fun` and
 #' describes it with a type helper (see [tool-types]); naming an argument
 #' `fun` does not have is an error, unless `fun` takes `...`. Arguments are
-#' listed as `required` in the order given, and the top level of the schema
-#' does not forbid other keys. Alternatively
-#' `arguments` can be one complete schema from [type_from_schema()] whose root
-#' is `type = "object"`; it is advertised unchanged (a missing `properties` is
+#' listed as `required` in the order given, and the schema tells clients
+#' that no other keys are expected (`additionalProperties: false`).
+#' Alternatively `arguments` can be one complete schema from
+#' [type_from_schema()] whose root has `type` exactly `"object"` (matched by
+#' its full name); it is advertised unchanged (a missing `properties` is
 #' added as `{}`). Schemas only advertise: values arrive as the client sends
 #' them (JSON arrays as R lists), so check them in `fun`, and give `fun`
 #' defaults for anything that is not required.
+#'
+#' `tool()` warns (class `mcplite_warning_unsuppliable_argument`) about an
+#' argument of `fun` that has no default and is not described in
+#' `arguments` (or is hidden with [type_ignore()]), since clients cannot
+#' supply it, unless `fun` takes `...`; and (class
+#' `mcplite_warning_missing_default`) about an argument described with
+#' `required = FALSE` for which `fun` has no default. An argument that `fun`
+#' checks with [missing()] counts as handled. Both share the class
+#' `mcplite_warning`.
 #'
 #' ## Annotations
 #' `annotations` holds MCP's optional hints about the tool: `title`,
@@ -131,7 +141,9 @@ tool_metadata <- function(name, description, input_schema, output_schema, annota
   list(
     name = name,
     description = description,
-    title = annotations[["title"]],
+    # The display title travels in `annotations$title` only, as with CRAN
+    # mcplite; the spec's top-level `title` stays unset.
+    title = NULL,
     input_schema = input_schema,
     output_schema = output_schema,
     annotations = if (length(annotations) > 0) annotations,
@@ -254,7 +266,7 @@ build_input_schema <- function(arguments, fun, call) {
   check_not_flattened(arguments, call)
   props <- check_properties(arguments, "arguments", call)
   check_formals(names(props), fun, call)
-  object_schema(props, root = TRUE)
+  object_schema(props)
 }
 
 # Advertising an argument the function cannot accept would only fail later,

@@ -196,7 +196,7 @@ type_object <- function(.description = NULL, ..., .required = TRUE,
   check_flag(.required, ".required", class = "schema")
   check_flag(.additional_properties, ".additional_properties", class = "schema")
   props <- check_properties(list(...), "...", sys.call())
-  schema <- object_schema(props, .description, .additional_properties, root = FALSE)
+  schema <- object_schema(props, .description, .additional_properties)
   new_type("object", schema, .required)
 }
 
@@ -325,11 +325,12 @@ check_properties <- function(props, arg, call) {
   props
 }
 
-# The object schema for a set of properties. At the root of a tool's input
-# schema we leave out `additionalProperties` (an ignored argument may still be
-# sent) and never add an empty `required`, so a tool without arguments
-# advertises exactly {"type":"object","properties":{}}.
-object_schema <- function(props, description = NULL, additional = FALSE, root = FALSE) {
+# The object schema for a set of properties. An empty `required` is never
+# added, and other keys are refused unless `additional` is TRUE, at the root
+# of a tool's input schema as in nested objects (as CRAN mcplite does), so a
+# tool without arguments advertises exactly
+# {"type":"object","properties":{},"additionalProperties":false}.
+object_schema <- function(props, description = NULL, additional = FALSE) {
   keep <- !vapply(props, inherits, logical(1), what = "mcplite_type_ignore")
   props <- props[keep]
   properties <- lapply(props, function(p) p[["schema"]])
@@ -339,6 +340,6 @@ object_schema <- function(props, description = NULL, additional = FALSE, root = 
   schema$description <- description
   schema$properties <- properties
   if (length(required) > 0) schema$required <- as.list(required)
-  if (!root) schema$additionalProperties <- additional
+  schema$additionalProperties <- additional
   schema
 }

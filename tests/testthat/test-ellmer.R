@@ -76,7 +76,7 @@ test_that("an ellmer tool converts to the same spec as the equivalent mcplite to
   }
   expect_identical(json_fixed(es$input_schema), json_fixed(ms$input_schema))
   expect_identical(json_fixed(es$annotations), json_fixed(ms$annotations))
-  expect_equal(es$title, "Convert")
+  expect_null(es$title)
   expect_true(is.function(es$fun))
   expect_null(attributes(es$fun)$class)
 })
@@ -120,7 +120,7 @@ test_that("ellmer tools mix with mcplite tools and need unique names", {
   mt <- tool(function() 2, name = "two", description = "Two.")
   specs <- server_specs(list(et, mt))
   expect_equal(vapply(specs, function(s) s$name, ""), c("one", "two"))
-  expect_equal(json_fixed(specs[[1]]$input_schema), '{"type":"object","properties":{}}')
+  expect_equal(json_fixed(specs[[1]]$input_schema), '{"type":"object","properties":{},"additionalProperties":false}')
   expect_null(specs[[1]]$annotations)
   clash <- tool(function() 2, name = "one", description = "Also one.")
   expect_snapshot(error = TRUE, server_specs(list(et, clash)))
@@ -151,7 +151,7 @@ test_that("unsupported ellmer types are reported before serving", {
 test_that("ellmer types work inside mcplite definitions", {
   skip_if_not_installed("ellmer")
   t <- tool(function(x) x, "d", name = "mixed", arguments = list(x = ellmer::type_array(ellmer::type_integer())))
-  expect_equal(input_json(t), '{"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"}}},"required":["x"]}')
+  expect_equal(input_json(t), '{"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"}}},"required":["x"],"additionalProperties":false}')
   expect_snapshot(error = TRUE, tool(ellmer::tool(function() 1, name = "e", description = "E."), "d", name = "x"))
 })
 
@@ -178,7 +178,8 @@ test_that("ellmer objects are read from their attributes, without ellmer", {
     json_fixed(spec$input_schema),
     paste0(
       '{"type":"object","properties":{"n":{"type":"integer","description":"N."},',
-      '"ks":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]}'
+      '"ks":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"],',
+      '"additionalProperties":false}'
     )
   )
   expect_equal(json_fixed(spec$annotations), '{"readOnlyHint":true}')

@@ -15,7 +15,8 @@ test_that("tool() returns the function itself, still callable, with metadata", {
     input_json(add),
     paste0(
       '{"type":"object","properties":{"x":{"type":"number","description":"First."},',
-      '"y":{"type":"number","description":"Second."}},"required":["x","y"]}'
+      '"y":{"type":"number","description":"Second."}},"required":["x","y"],',
+      '"additionalProperties":false}'
     )
   )
 })
@@ -33,9 +34,9 @@ test_that("the name comes from the variable when `name` is NULL", {
 
 test_that("a tool without arguments advertises an empty properties object", {
   t <- tool(function() "hi", "Greet.", name = "hello")
-  expect_equal(input_json(t), '{"type":"object","properties":{}}')
+  expect_equal(input_json(t), '{"type":"object","properties":{},"additionalProperties":false}')
   t2 <- tool(function(secret = 1) secret, "d", name = "n", arguments = list(secret = type_ignore()))
-  expect_equal(input_json(t2), '{"type":"object","properties":{}}')
+  expect_equal(input_json(t2), '{"type":"object","properties":{},"additionalProperties":false}')
 })
 
 test_that("optional and ignored arguments", {
@@ -46,7 +47,7 @@ test_that("optional and ignored arguments", {
   )
   expect_equal(
     input_json(t),
-    '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}'
+    '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"],"additionalProperties":false}'
   )
   expect_equal(t("x"), "x 2 hidden")
 })
@@ -81,7 +82,7 @@ test_that("the root input schema nests every type helper", {
       '"inner":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],',
       '"additionalProperties":true}},"required":["depth","inner"],"additionalProperties":false},',
       '"raw":{"oneOf":[{"type":"string"},{"type":"integer"}]}},',
-      '"required":["flag","n","x","s","unit","opts","raw"]}'
+      '"required":["flag","n","x","s","unit","opts","raw"],"additionalProperties":false}'
     )
   )
 })
@@ -152,7 +153,8 @@ test_that("annotations accept camelCase and snake_case and are stored camelCase"
     json_fixed(a$annotations),
     '{"title":"F","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}'
   )
-  expect_equal(a$title, "F")
+  # The title is sent in the annotations only (as CRAN mcplite does).
+  expect_null(a$title)
   b <- tool_meta(tool(f, "d", annotations = list(open_world_hint = TRUE, destructive_hint = TRUE)))
   expect_equal(names(b$annotations), c("openWorldHint", "destructiveHint"))
   expect_null(b$title)
@@ -209,7 +211,7 @@ test_that("re-wrapping a tool replaces its metadata", {
   t <- tool(function(x = "") x, "first", name = "a", arguments = list(x = type_string()))
   t2 <- tool(t, "second", name = "b")
   expect_equal(tool_meta(t2)$description, "second")
-  expect_equal(input_json(t2), '{"type":"object","properties":{}}')
+  expect_equal(input_json(t2), '{"type":"object","properties":{},"additionalProperties":false}')
   expect_equal(t2("z"), "z")
 })
 
@@ -300,7 +302,7 @@ test_that("tool() warns about an optional argument without an R default", {
 
 test_that("tool metadata is read by exact names", {
   t <- tool(function() 1, "d", name = "a", annotations = list(title = "T"))
-  expect_equal(server_specs(t)[[1]]$title, "T")
+  expect_identical(server_specs(t)[[1]]$annotations$title, "T")
   # A tool whose metadata was replaced by a list without `name` is refused,
   # even when another key starts with "name".
   broken <- t

@@ -22,10 +22,16 @@ cran_mcplite_installed <- function(lib) {
 cran_mcplite_install <- function(lib, repos = cran_mcplite_repo) {
   if (cran_mcplite_installed(lib)) return("present")
   dir.create(lib, recursive = TRUE, showWarnings = FALSE)
-  avail <- tryCatch(
-    utils::available.packages(repos = repos),
-    error = function(e) NULL, warning = function(w) NULL
-  )
+  # Warnings (an index format the mirror lacks, a failed download) are noted,
+  # not fatal: what counts is whether an index and the package arrive.
+  notes <- character()
+  quietly <- function(expr) {
+    withCallingHandlers(expr, warning = function(w) {
+      notes <<- c(notes, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+  }
+  avail <- tryCatch(quietly(utils::available.packages(repos = repos)), error = function(e) NULL)
   if (is.null(avail) || nrow(avail) == 0) return("unreachable")
   # The current release while it is 0.2.0, else the archived 0.2.0 tarball.
   pkg <- if ("mcplite" %in% rownames(avail) && avail["mcplite", "Version"] == cran_mcplite_version) {
@@ -35,15 +41,15 @@ cran_mcplite_install <- function(lib, repos = cran_mcplite_repo) {
   }
   deps <- c("jsonlite", "nanonext", "otel")
   missing <- deps[!vapply(deps, function(p) nzchar(system.file(package = p, lib.loc = c(lib, .libPaths()))), TRUE)]
-  res <- tryCatch({
+  res <- tryCatch(quietly({
     if (length(missing)) utils::install.packages(missing, lib = lib, repos = repos, quiet = TRUE)
     if (identical(pkg, "mcplite")) {
       utils::install.packages(pkg, lib = lib, repos = repos, quiet = TRUE, dependencies = FALSE)
     } else {
       utils::install.packages(pkg, lib = lib, repos = NULL, type = "source", quiet = TRUE)
     }
-    NULL
-  }, error = function(e) conditionMessage(e), warning = function(w) conditionMessage(w))
+  }), error = function(e) conditionMessage(e))
   if (cran_mcplite_installed(lib)) return("installed")
-  paste("could not install CRAN mcplite", cran_mcplite_version, "into", lib, if (!is.null(res)) paste0(": ", res))
+  paste(c(sprintf("could not install CRAN mcplite %s into %s", cran_mcplite_version, lib),
+          if (is.character(res)) res, notes), collapse = "\n")
 }

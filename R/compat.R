@@ -128,7 +128,7 @@ cran_differences <- function() {
     list(
       case = "*-ellmer-content | *-ellmer-value | *-ellmer-error",
       path = "result.content | result.isError",
-      request = "`tools/call` of an ellmer tool returning ellmer content (`ContentText`, `ContentImageInline`, `ContentToolResult`), on R before 4.3.",
+      request = "`tools/call` of an ellmer tool returning ellmer content (`ContentText`, `ContentImageInline`, `ContentToolResult`).",
       ours = "The equivalent text and image blocks, the tool result's value, or a tool error with its message.",
       cran = "A tool error: the S7 properties cannot be read with `@` on these R versions.",
       why = "mcplite reads the properties in a way that works on every supported R version.",

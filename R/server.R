@@ -67,6 +67,10 @@
 #' Answers to a request cancelled with `notifications/cancelled` before they
 #' are written are not sent.
 #'
+#' The answers are those of the pure-R mcplite 0.2.0 on CRAN for the same
+#' script, apart from a few deliberate differences listed with their reasons
+#' in [mcplite-cran].
+#'
 #' ## Errors and output from tools
 #' An R error in a tool, an interrupt or an abort becomes a result with
 #' `isError: true` whose text is the condition message, and one line on

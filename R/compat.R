@@ -107,6 +107,14 @@ cran_differences <- function() {
       why = "The 2024-11-05 schema has no tool annotations (they came in 2025-03-26); each version gets its own vocabulary."
     ),
     list(
+      case = "l2-list | l3-list | l3-list-after-reinit | m-*list | m-loglevel-ok | m-clientinfo-ok",
+      path = "result.tools[*].annotations.readOnlyHint | result.tools[*].annotations.read_only_hint",
+      request = "`tools/list`, for a tool whose `annotations` use snake_case names such as `read_only_hint`.",
+      ours = "MCP's names (`readOnlyHint`).",
+      cran = "The names as written (`read_only_hint`).",
+      why = "The MCP schemas name the hints in camelCase; clients do not recognise the snake_case spelling."
+    ),
+    list(
       case = "l1-init",
       path = "result.instructions",
       request = "`initialize` from a 2024-11-05 client, with server `instructions`.",

@@ -40,8 +40,10 @@
 #' `annotations` holds MCP's optional hints about the tool: `title`,
 #' `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint`.
 #' They may also be spelled in snake case (`read_only_hint`, ...); clients
-#' always receive the camel-case names. Hints describe the tool to the client;
-#' they are not enforced.
+#' always receive the camel-case names. Other names are sent as given, with
+#' a warning (class `mcplite_warning_unknown_annotation`) in case one is a
+#' misspelling; their values must be JSON-serializable. Hints describe the
+#' tool to the client; they are not enforced.
 #'
 #' ## Results
 #' Whatever `fun` returns is sent back as one text block (see
@@ -426,7 +428,10 @@ annotation_keys <- c(
 )
 
 # Returns the annotations keyed by MCP's camel-case names, in the order given.
-normalize_annotations <- function(annotations, arg, call, unknown = "error") {
+# Names MCP does not define are dropped (`unknown = "drop"`, for ellmer's own
+# extras) or kept as given with a warning (`"keep"`: CRAN mcplite sends any
+# annotation, and other names are allowed by the schema).
+normalize_annotations <- function(annotations, arg, call, unknown = "keep") {
   if (is.null(annotations)) return(empty_object())
   annotations <- check_named_list(annotations, arg, call = call)
   nms <- names(annotations)
@@ -435,17 +440,23 @@ normalize_annotations <- function(annotations, arg, call, unknown = "error") {
     if (identical(unknown, "drop")) {
       annotations <- annotations[known]
       nms <- nms[known]
+      known <- known[known]
     } else {
-      abort_mcplite(
+      warn_mcplite(
         sprintf(
-          "`%s` has unknown name%s %s.\nKnown names: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint` (or their snake_case spellings).",
-          arg, if (sum(!known) > 1) "s" else "", quote_names(nms[!known])
+          paste0(
+            "`%s` has %s %s, which MCP does not define for tools; %s sent as given.\n",
+            "MCP's names: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and ",
+            "`openWorldHint` (or their snake_case spellings)."
+          ),
+          arg, if (sum(!known) > 1) "names" else "the name", quote_names(nms[!known]),
+          if (sum(!known) > 1) "they are" else "it is"
         ),
-        arg = arg, call = call
+        class = "unknown_annotation", arg = arg, call = call
       )
     }
   }
-  camel <- unname(annotation_keys[nms])
+  camel <- ifelse(known, unname(annotation_keys[nms]), nms)
   dup <- unique(camel[duplicated(camel)])
   if (length(dup) > 0) {
     abort_mcplite(
@@ -456,7 +467,9 @@ normalize_annotations <- function(annotations, arg, call, unknown = "error") {
   names(annotations) <- camel
   for (i in seq_along(annotations)) {
     key <- sprintf("%s$%s", arg, nms[[i]])
-    if (camel[[i]] == "title") {
+    if (!known[[i]]) {
+      check_fixed_tree(annotations[[i]], arg, call = call, class = "argument", path = key)
+    } else if (camel[[i]] == "title") {
       check_string(annotations[[i]], key, call = call)
     } else {
       check_flag(annotations[[i]], key, call = call)

@@ -6,7 +6,8 @@
 #'
 #' * `type_boolean()`, `type_integer()`, `type_number()` and `type_string()`
 #'   describe a single JSON value of that kind.
-#' * `type_enum()` describes a string restricted to a fixed set of values.
+#' * `type_enum()` describes a value restricted to a fixed set: strings, or
+#'   numbers or logicals (the JSON type follows the vector's type).
 #' * `type_array()` describes a JSON array whose elements all follow `items`.
 #' * `type_object()` describes a JSON object with named properties, each given
 #'   as another type helper.
@@ -43,8 +44,9 @@
 #' @param required `TRUE` if a client must supply this value when it is a
 #'   property of an object (including a tool argument), `FALSE` if it may be
 #'   left out.
-#' @param values A character vector of the allowed values (at least one, no
-#'   duplicates or `NA`s).
+#' @param values The allowed values: a character, numeric or logical vector
+#'   (or a factor, or a list of single values), with at least one value and
+#'   no duplicates or `NA`s.
 #' @param items A type helper describing every element of the array.
 #' @param .description Like `description`, for the object itself.
 #' @param ... Named type helpers, one per property of the object.
@@ -128,10 +130,17 @@ type_enum <- function(values, description = NULL, required = TRUE) {
     )
   }
   if (inherits(values, "factor")) values <- levels(values)
-  if (!is.character(values) || length(values) == 0) {
+  # A list of single values, as CRAN mcplite accepts, is a vector.
+  if (is.list(values) && !is.object(values) && length(values) > 0 &&
+      all(vapply(values, function(v) is.atomic(v) && length(v) == 1 && !is.object(v), logical(1))) &&
+      length(unique(vapply(values, typeof, ""))) == 1) {
+    values <- unlist(values, use.names = FALSE)
+  }
+  kinds <- c(character = "string", integer = "integer", double = "number", logical = "boolean")
+  if (!is.atomic(values) || is.object(values) || !typeof(values) %in% names(kinds) || length(values) == 0) {
     abort_mcplite(
       sprintf(
-        "`values` must be a character vector of at least one string, not %s.",
+        "`values` must be a character, numeric or logical vector of at least one value, not %s.",
         describe_value(values)
       ),
       class = "schema", arg = "values"
@@ -143,6 +152,9 @@ type_enum <- function(values, description = NULL, required = TRUE) {
       class = "schema", arg = "values"
     )
   }
+  if (is.double(values) && any(!is.finite(values))) {
+    abort_mcplite("`values` must be finite numbers.", class = "schema", arg = "values")
+  }
   dup <- unique(values[duplicated(values)])
   if (length(dup) > 0) {
     abort_mcplite(
@@ -152,7 +164,7 @@ type_enum <- function(values, description = NULL, required = TRUE) {
   }
   check_string(description, "description", allow_null = TRUE, class = "schema")
   check_flag(required, "required", class = "schema")
-  schema <- list(type = "string")
+  schema <- list(type = unname(kinds[typeof(values)]))
   schema$description <- description
   schema$enum <- as.list(unname(values))
   new_type("enum", schema, required)

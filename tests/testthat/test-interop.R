@@ -74,6 +74,7 @@ tool_calls <- function(p, make = call) {
     make(paste0(p, "rows"), "rows"),
     make(paste0(p, "unsendable"), "unsendable"),
     make(paste0(p, "empty"), "empty"),
+    make(paste0(p, "pick"), "pick", '{"level":2,"factor":0.5}'),
     make(paste0(p, "ellmer-content"), "ellmer_content"),
     make(paste0(p, "ellmer-value"), "ellmer_value", '{"x":21}'),
     make(paste0(p, "ellmer-error"), "ellmer_error"),

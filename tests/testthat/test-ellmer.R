@@ -323,3 +323,14 @@ test_that("ellmer content reaches clients of every version as MCP blocks or a to
     expect_identical(first_text(mcp_by_id(r, 5)), "from an mcplite tool")
   }
 })
+
+test_that("an ellmer schema given as the whole input schema needs `type` \"object\" by exact name", {
+  skip_if_not_installed("ellmer")
+  f <- function(q = NULL) q
+  expect_error(
+    tool(f, "d", name = "t", arguments = ellmer::type_from_schema('{"typeExtension":"object","properties":{}}')),
+    "it has no `type`", class = "mcplite_error_schema"
+  )
+  t <- tool(f, "d", name = "t", arguments = ellmer::type_from_schema('{"type":"object","properties":{"q":{}}}'))
+  expect_equal(input_json(t), '{"type":"object","properties":{"q":{}}}')
+})

@@ -189,11 +189,21 @@ interop_run <- function(entries, lib) {
   libs <- paste(c(lib, mcp_child_libs()), collapse = .Platform$path.sep)
   proc <- mcp_start(test_path("fixtures", "interop-server.R"), env = c(R_LIBS = libs))
   on.exit(mcp_kill(proc), add = TRUE)
+  # A final ping, answered ({}) by both packages in either era, marks the end.
+  entries <- c(entries, list(req("sentinel", "ping")))
   for (e in entries) mcp_send(proc, e$line)
-  answers <- Filter(function(e) e$answer != "none", entries)
-  # CRAN mcplite drops requests it has not read when stdin closes: wait for
-  # every expected answer before closing.
-  got <- mcp_read(proc, length(answers), timeout = 120)
+  expected <- length(Filter(function(e) e$answer != "none", entries))
+  # CRAN mcplite drops requests it has not read when stdin closes: keep stdin
+  # open until every expected answer and the sentinel's are in (an answer
+  # one package gives unasked would otherwise make the count arrive early).
+  got <- list()
+  repeat {
+    seen <- any(vapply(got, function(m) identical(m$id, "sentinel"), logical(1)))
+    if (seen && length(got) >= expected) break
+    more <- mcp_read(proc, 1, timeout = 60)
+    if (length(more) == 0) break
+    got <- c(got, more)
+  }
   rest <- mcp_close(proc)
   got <- c(got, rest$responses)
   noid <- vapply(Filter(function(e) e$answer == "noid", entries), `[[`, "", "label")

@@ -28,6 +28,28 @@ abort_mcplite <- function(message, class = "argument", arg = NULL,
   stop(cnd)
 }
 
+#' Signal an mcplite warning
+#'
+#' The warning counterpart of [abort_mcplite()]: root class `mcplite_warning`
+#' plus one specific subclass, so authors can muffle one kind on purpose
+#' (`suppressWarnings(..., classes = "mcplite_warning_missing_default")`).
+#'
+#' @param message The message, already formatted.
+#' @param class The specific kind, without the `mcplite_warning_` prefix.
+#' @param arg Name of the argument concerned, stored in the condition.
+#' @param call The call to report; defaults to the caller's caller.
+#' @return `NULL`, invisibly.
+#' @noRd
+warn_mcplite <- function(message, class, arg = NULL, call = sys.call(-1)) {
+  if (is.call(call)) call <- as.call(list(call[[1]]))
+  cnd <- structure(
+    class = c(paste0("mcplite_warning_", class), "mcplite_warning", "warning", "condition"),
+    list(message = message, call = call, arg = arg)
+  )
+  warning(cnd)
+  invisible(NULL)
+}
+
 # A short description of what a value actually is, for error messages.
 describe_value <- function(x) {
   if (is.null(x)) return("NULL")

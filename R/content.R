@@ -149,18 +149,18 @@ content_resource <- function(uri, text = NULL, blob = NULL, mime_type = NULL,
 
 #' @export
 print.mcplite_content <- function(x, ...) {
-  cat(sprintf("<mcplite content: %s>\n", x$type))
+  cat(sprintf("<mcplite content: %s>\n", x[["type"]]))
   fields <- setdiff(names(x), c("type", "annotations", "meta"))
   for (f in fields) {
     value <- x[[f]]
     if (is.character(value) && nchar(value) > 60) value <- paste0(substr(value, 1, 57), "...")
     cat(sprintf("  %s: %s\n", f, format(value)))
   }
-  if (length(x$annotations) > 0) {
-    cat("  annotations: ", json_fixed(x$annotations, "annotations"), "\n", sep = "")
+  if (length(x[["annotations"]]) > 0) {
+    cat("  annotations: ", json_fixed(x[["annotations"]], "annotations"), "\n", sep = "")
   }
-  if (length(x$meta) > 0) {
-    cat("  meta: ", json_fixed(x$meta, "meta"), "\n", sep = "")
+  if (length(x[["meta"]]) > 0) {
+    cat("  meta: ", json_fixed(x[["meta"]], "meta"), "\n", sep = "")
   }
   invisible(x)
 }

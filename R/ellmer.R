@@ -35,13 +35,13 @@ ellmer_type_to_mcplite <- function(x, arg, call) {
     items <- ellmer_type_to_mcplite(s7_prop(x, "items"), paste0(arg, "@items"), call)
     schema <- list(type = "array")
     schema$description <- description
-    schema$items <- items$schema
+    schema$items <- items[["schema"]]
     return(new_type("array", schema, required))
   }
   if (is_ellmer_type(x, "TypeObject")) {
     props <- ellmer_properties(x, arg, call)
     additional <- isTRUE(s7_prop(x, "additional_properties"))
-    schema <- object_schema(props, description, additional, root = FALSE)
+    schema <- object_schema(props, description, additional)
     return(new_type("object", schema, required))
   }
   if (is_ellmer_type(x, "TypeJsonSchema")) {
@@ -90,7 +90,9 @@ ellmer_tool_spec <- function(x, arg, call) {
   check_string(description, sprintf("%s@description", arg), call = call, class = "tools")
   arguments <- s7_prop(x, "arguments")
   props <- if (is.null(arguments)) list() else ellmer_properties(arguments, sprintf("%s@arguments", arg), call)
-  input_schema <- object_schema(props, root = TRUE)
+  input_schema <- object_schema(
+    props, additional = !is.null(arguments) && isTRUE(s7_prop(arguments, "additional_properties"))
+  )
   # ellmer allows extra annotations for its own use; only MCP's are sent.
   annotations <- normalize_annotations(
     s7_prop(x, "annotations"), sprintf("%s@annotations", arg), call, unknown = "drop"
@@ -181,4 +183,149 @@ list_to_atomic <- function(x, type) {
 
 methods_na <- function(mode) {
   switch(mode, logical = NA, integer = NA_integer_, double = NA_real_, NA_character_)
+}
+
+# ---- ellmer content returned by a tool ---------------------------------------
+#
+# An ellmer tool may return ellmer content objects (ContentText,
+# ContentImageInline, ContentToolResult, or a list of them), as it would for
+# ellmer's own chats. invoke_tool() passes every value a tool returns through
+# as_tool_value(): anything that is not ellmer content comes back unchanged;
+# ellmer content becomes the equivalent tool_result(); content that has no
+# faithful MCP block is an error (a tool error for the client) naming the
+# constructor to use instead. Properties are read from the S7 attributes, so
+# ellmer is never loaded here.
+
+as_tool_value <- function(x) {
+  # Fast path: plain atomic values and other unclassed non-lists.
+  if (!is.object(x) && !is.list(x)) return(x)
+  if (inherits(x, "ellmer::Content")) return(ellmer_content_value(x))
+  if (is.list(x) && !is.object(x) && length(x) > 0 && has_ellmer_content(x)) {
+    return(tool_result(ellmer_content_blocks(x)))
+  }
+  x
+}
+
+# A plain loop: far cheaper than vapply() on the long lists tools may return.
+has_ellmer_content <- function(x) {
+  for (el in x) if (is.object(el) && inherits(el, "ellmer::Content")) return(TRUE)
+  FALSE
+}
+
+# One ellmer content object returned by a tool, as a tool value.
+ellmer_content_value <- function(x) {
+  if (inherits(x, "ellmer::ContentToolResult")) {
+    error <- s7_prop(x, "error")
+    if (!is.null(error)) {
+      return(tool_result(content_text(ellmer_error_text(error)), is_error = TRUE))
+    }
+    # The value is what the tool computed: ellmer content, or any R value.
+    return(as_tool_value(s7_prop(x, "value")))
+  }
+  tool_result(ellmer_block(x))
+}
+
+ellmer_error_text <- function(error) {
+  msg <- if (inherits(error, "condition")) {
+    tryCatch(conditionMessage(error), error = function(e) NULL)
+  } else {
+    tryCatch(as.character(error), error = function(e) NULL)
+  }
+  msg <- paste(msg, collapse = "\n")
+  if (is.na(msg) || !nzchar(msg)) "The tool reported an error." else msg
+}
+
+# The list of mcplite blocks for a list that holds ellmer content; mcplite
+# blocks may be mixed in.
+ellmer_content_blocks <- function(x) {
+  blocks <- vector("list", length(x))
+  for (i in seq_along(x)) {
+    el <- x[[i]]
+    blocks[[i]] <- if (inherits(el, "mcplite_content")) {
+      el
+    } else if (inherits(el, "ellmer::ContentToolResult")) {
+      abort_mcplite(
+        sprintf(
+          paste0(
+            "Tool returned a list whose element %d is an <ellmer::ContentToolResult>; ",
+            "return a ContentToolResult on its own, not inside a list."
+          ),
+          i
+        ),
+        class = "content", call = NULL
+      )
+    } else if (inherits(el, "ellmer::Content")) {
+      ellmer_block(el, sprintf(" (element %d of the list it returned)", i))
+    } else {
+      abort_mcplite(
+        sprintf(
+          paste0(
+            "Tool returned a list that mixes ellmer content with other values: element %d is %s.\n",
+            "Make every element ellmer content or a block from `content_text()` and friends."
+          ),
+          i, describe_value(el)
+        ),
+        class = "content", call = NULL
+      )
+    }
+  }
+  blocks
+}
+
+# The mcplite block for one ellmer content object that has a faithful MCP
+# block: ContentText is a text block, ContentImageInline an image block. Any
+# other class is an error that names the mcplite constructor to use.
+ellmer_block <- function(x, where = "") {
+  cls <- ellmer_class(x)
+  if (inherits(x, "ellmer::ContentText")) {
+    text <- s7_prop(x, "text")
+    if (!is_string(text)) bad_ellmer_content(cls, where, "@text", text)
+    return(content_text(text))
+  }
+  if (inherits(x, "ellmer::ContentImageInline")) {
+    data <- s7_prop(x, "data")
+    type <- s7_prop(x, "type")
+    if (!is_string(data)) bad_ellmer_content(cls, where, "@data", data)
+    if (!is_string(type) || !nzchar(type)) bad_ellmer_content(cls, where, "@type", type)
+    return(content_image(data, type))
+  }
+  abort_mcplite(
+    sprintf(
+      "Tool returned an <%s>%s, which has no MCP content block mcplite can send.\n%s",
+      cls, where, ellmer_alternative(x)
+    ),
+    class = "content", call = NULL
+  )
+}
+
+bad_ellmer_content <- function(cls, where, prop, value) {
+  abort_mcplite(
+    sprintf(
+      "Tool returned an <%s>%s whose %s is %s, not a single string.",
+      cls, where, prop, describe_value(value)
+    ),
+    class = "content", call = NULL
+  )
+}
+
+# What to return instead of ellmer content that has no faithful MCP block.
+ellmer_alternative <- function(x) {
+  if (inherits(x, "ellmer::ContentImageRemote")) {
+    return(paste0(
+      "Return the image itself, base64-encoded, with `tool_result(content_image(data, mime_type))`, ",
+      "or point at it with `tool_result(content_resource_link(uri, name))`."
+    ))
+  }
+  instead <- if (inherits(x, "ellmer::ContentPDF")) {
+    "`tool_result(content_resource(uri, blob = <base64 data>, mime_type = \"application/pdf\"))`"
+  } else if (inherits(x, "ellmer::ContentDocument")) {
+    "`tool_result(content_resource(uri, blob = <base64 data>, mime_type = <its type>))`"
+  } else if (inherits(x, "ellmer::ContentUploaded")) {
+    "`tool_result(content_resource_link(uri, name))`"
+  } else if (inherits(x, "ellmer::ContentJson")) {
+    "`tool_result(structured_content = <the data>)`"
+  } else {
+    "`tool_result(content_text(<text>))`"
+  }
+  sprintf("Return %s instead.", instead)
 }

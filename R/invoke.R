@@ -5,7 +5,7 @@
 invoke_tool <- function(fun, args, name) {
   withCallingHandlers(
     tryCatch(
-      list(ok = TRUE, value = do.call(fun, args)),
+      list(ok = TRUE, value = as_tool_value(do.call(fun, args))),
       error = function(e) list(ok = FALSE, message = condition_text(e, name)),
       interrupt = function(e) {
         list(ok = FALSE, message = sprintf("Tool %s was interrupted.", name))
@@ -43,10 +43,10 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list()) {
   reg.finalizer(exit_hook, function(e) rust_on_exit(), onexit = TRUE)
   out <- rust_serve(specs, instructions, json_opts, invoke_tool, info,
                     json_helpers(), otel_on_start)
-  if (!is.null(out$error)) {
+  if (!is.null(out[["error"]])) {
     stop(structure(
       class = c("mcplite_error_server", "mcplite_error", "error", "condition"),
-      list(message = paste0("The MCP server stopped: ", out$error), call = NULL)
+      list(message = paste0("The MCP server stopped: ", out[["error"]]), call = NULL)
     ))
   }
   invisible(NULL)

@@ -3,13 +3,13 @@
 
 json_parse <- function(text, arg, call = sys.call(-1)) {
   res <- rust_json_parse(text)
-  if (!is.null(res$error)) {
+  if (!is.null(res[["error"]])) {
     abort_mcplite(
-      sprintf("`%s` must contain valid JSON: %s", arg, res$error),
+      sprintf("`%s` must contain valid JSON: %s", arg, res[["error"]]),
       class = "schema", arg = arg, call = call
     )
   }
-  res$value
+  res[["value"]]
 }
 
 # Protocol (fixed) encoding: the encoding used for schemas, annotations and
@@ -17,10 +17,10 @@ json_parse <- function(text, arg, call = sys.call(-1)) {
 # the error names the first element that has no fixed encoding.
 json_fixed <- function(x, arg = "x", call = sys.call(-1), class = "serialize") {
   res <- rust_to_json_fixed(x, arg)
-  if (!is.null(res$error)) {
-    abort_mcplite(res$error, class = class, arg = arg, call = call)
+  if (!is.null(res[["error"]])) {
+    abort_mcplite(res[["error"]], class = class, arg = arg, call = call)
   }
-  res$value
+  res[["value"]]
 }
 
 # Checks at definition time that `x` has a fixed encoding, so an author sees
@@ -33,13 +33,13 @@ check_fixed <- function(x, arg, call = sys.call(-1), class = "serialize") {
 # Payload encoding: jsonlite-compatible, driven by the payload options.
 json_payload <- function(x, opts, arg = "x", call = sys.call(-1)) {
   res <- rust_to_json(x, opts, json_helpers())
-  if (!is.null(res$error)) {
+  if (!is.null(res[["error"]])) {
     abort_mcplite(
-      sprintf("`%s` cannot be written as JSON: %s", arg, res$error),
+      sprintf("`%s` cannot be written as JSON: %s", arg, res[["error"]]),
       class = "serialize", arg = arg, call = call
     )
   }
-  res$value
+  res[["value"]]
 }
 
 # The conversions jsonlite makes through R (dates and times, complex numbers,

@@ -71,6 +71,13 @@
 #' | `complex(real = 1, imaginary = 2)` | `"1+2i"` |
 #' | a string of class `json` | the string itself, never raw JSON |
 #'
+#' ellmer content objects are converted rather than written as JSON:
+#' `ContentText` becomes a text block and `ContentImageInline` an image block
+#' (alone or in a list, which may also hold mcplite blocks), and a
+#' `ContentToolResult` stands for its value, or for a tool error with its
+#' error message. Other ellmer content classes are a tool error naming the
+#' `content_*()` constructor to use instead.
+#'
 #' Environments, functions, external pointers, S4 objects, language objects
 #' and classes jsonlite has no method for are refused: [tool_result()] raises an
 #' error of class `mcplite_error_serialize` when the result is built, and an

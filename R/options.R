@@ -8,8 +8,8 @@ payload_options <- function(call = sys.call(-1)) {
     null = option_null(call),
     na = option_na(call),
     auto_unbox = option_auto_unbox(call),
-    digits = digits$digits,
-    signif = digits$signif
+    digits = digits[["digits"]],
+    signif = digits[["signif"]]
   )
 }
 

@@ -89,7 +89,7 @@ otel_span_context <- function(ptr) {
 }
 
 otel_span <- function(name, attributes, options, start = TRUE) {
-  kind <- if (is.list(options) && is.character(options$kind)) options$kind else "internal"
+  kind <- if (is.list(options) && is.character(options[["kind"]])) options[["kind"]] else "internal"
   ptr <- if (start) {
     rust_otel_start_span(if (is.null(name)) "<NA>" else as.character(name)[1],
                          as.list(attributes), kind[1])
@@ -121,7 +121,7 @@ otel_span <- function(name, attributes, options, start = TRUE) {
       invisible(self)
     },
     end = function(options = NULL, status_code = NULL) {
-      if (!is.null(status_code)) self$set_status(status_code)
+      if (!is.null(status_code)) self[["set_status"]](status_code)
       if (!is.null(ptr)) rust_otel_span_end(ptr)
       invisible(self)
     },

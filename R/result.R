@@ -84,15 +84,15 @@ tool_result <- function(content = list(), structured_content = NULL,
 print.mcplite_tool_result <- function(x, ...) {
   cat(sprintf(
     "<mcplite tool result>%s %d content block%s\n",
-    if (x$is_error) " error," else "",
-    length(x$content), if (length(x$content) == 1) "" else "s"
+    if (isTRUE(x[["is_error"]])) " error," else "",
+    length(x[["content"]]), if (length(x[["content"]]) == 1) "" else "s"
   ))
-  for (block in x$content) print(block)
-  if (!is.null(x$structured_json)) {
-    cat("Structured content: ", x$structured_json, "\n", sep = "")
+  for (block in x[["content"]]) print(block)
+  if (!is.null(x[["structured_json"]])) {
+    cat("Structured content: ", x[["structured_json"]], "\n", sep = "")
   }
-  if (length(x$meta) > 0) {
-    cat("Meta: ", json_fixed(x$meta, "meta"), "\n", sep = "")
+  if (length(x[["meta"]]) > 0) {
+    cat("Meta: ", json_fixed(x[["meta"]], "meta"), "\n", sep = "")
   }
   invisible(x)
 }

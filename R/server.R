@@ -67,6 +67,10 @@
 #' Answers to a request cancelled with `notifications/cancelled` before they
 #' are written are not sent.
 #'
+#' The answers are those of the pure-R mcplite 0.2.0 on CRAN for the same
+#' script, apart from a few deliberate differences listed with their reasons
+#' in [mcplite-cran].
+#'
 #' ## Errors and output from tools
 #' An R error in a tool, an interrupt or an abort becomes a result with
 #' `isError: true` whose text is the condition message, and one line on
@@ -168,7 +172,7 @@ server_specs <- function(tools, call = sys.call(-1)) {
     arg <- if (single) "tools" else sprintf("tools[[%d]]", i)
     specs[[i]] <- tool_spec(tools[[i]], arg, call)
   }
-  names <- vapply(specs, function(s) s$name, character(1))
+  names <- vapply(specs, function(s) s[["name"]], character(1))
   dup <- unique(names[duplicated(names)])
   if (length(dup) > 0) {
     where <- vapply(dup, function(d) paste(which(names == d), collapse = ", "), character(1))
@@ -186,7 +190,7 @@ server_specs <- function(tools, call = sys.call(-1)) {
 tool_spec <- function(x, arg, call) {
   if (inherits(x, "mcplite_tool")) {
     meta <- tool_meta(x)
-    if (!is.list(meta) || !is_string(meta$name)) {
+    if (!is.list(meta) || !is_string(meta[["name"]])) {
       abort_mcplite(
         sprintf("`%s` has class `mcplite_tool` but lost its metadata; create it with `tool()`.", arg),
         class = "tools", arg = arg, call = call

@@ -18,20 +18,32 @@
 #' Each element of `arguments` is named after an argument of `fun` and
 #' describes it with a type helper (see [tool-types]); naming an argument
 #' `fun` does not have is an error, unless `fun` takes `...`. Arguments are
-#' listed as `required` in the order given, and the top level of the schema
-#' does not forbid other keys. Alternatively
-#' `arguments` can be one complete schema from [type_from_schema()] whose root
-#' is `type = "object"`; it is advertised unchanged (a missing `properties` is
+#' listed as `required` in the order given, and the schema tells clients
+#' that no other keys are expected (`additionalProperties: false`).
+#' Alternatively `arguments` can be one complete schema from
+#' [type_from_schema()] whose root has `type` exactly `"object"` (matched by
+#' its full name); it is advertised unchanged (a missing `properties` is
 #' added as `{}`). Schemas only advertise: values arrive as the client sends
 #' them (JSON arrays as R lists), so check them in `fun`, and give `fun`
 #' defaults for anything that is not required.
+#'
+#' `tool()` warns (class `mcplite_warning_unsuppliable_argument`) about an
+#' argument of `fun` that has no default and is not described in
+#' `arguments` (or is hidden with [type_ignore()]), since clients cannot
+#' supply it, unless `fun` takes `...`; and (class
+#' `mcplite_warning_missing_default`) about an argument described with
+#' `required = FALSE` for which `fun` has no default. An argument that `fun`
+#' checks with [missing()] counts as handled. Both share the class
+#' `mcplite_warning`.
 #'
 #' ## Annotations
 #' `annotations` holds MCP's optional hints about the tool: `title`,
 #' `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint`.
 #' They may also be spelled in snake case (`read_only_hint`, ...); clients
-#' always receive the camel-case names. Hints describe the tool to the client;
-#' they are not enforced.
+#' always receive the camel-case names. Other names are sent as given, with
+#' a warning (class `mcplite_warning_unknown_annotation`) in case one is a
+#' misspelling; their values must be JSON-serializable. Hints describe the
+#' tool to the client; they are not enforced.
 #'
 #' ## Results
 #' Whatever `fun` returns is sent back as one text block (see
@@ -117,6 +129,10 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   input_schema <- build_input_schema(arguments, fun, call)
   annotations <- normalize_annotations(annotations, "annotations", call)
   output_schema <- check_output_schema(output_schema, call)
+  # Warn only once everything else is known to be valid.
+  if (!inherits(arguments, "mcplite_type_schema") && !is_ellmer_type(arguments)) {
+    warn_unsuppliable_arguments(arguments, fun, call)
+  }
 
   new_tool(fun, tool_metadata(name, description, input_schema, output_schema, annotations))
 }
@@ -127,7 +143,9 @@ tool_metadata <- function(name, description, input_schema, output_schema, annota
   list(
     name = name,
     description = description,
-    title = annotations$title,
+    # The display title travels in `annotations$title` only, as with CRAN
+    # mcplite; the spec's top-level `title` stays unset.
+    title = NULL,
     input_schema = input_schema,
     output_schema = output_schema,
     annotations = if (length(annotations) > 0) annotations,
@@ -153,14 +171,14 @@ tool_meta <- function(x) attr(x, "mcplite", exact = TRUE)
 #' @export
 print.mcplite_tool <- function(x, ...) {
   meta <- tool_meta(x)
-  cat(sprintf("<mcplite tool> %s\n", meta$name))
-  cat(sprintf("Description: %s\n", meta$description))
-  if (!is.null(meta$annotations)) {
-    cat("Annotations: ", json_fixed(meta$annotations, "annotations"), "\n", sep = "")
+  cat(sprintf("<mcplite tool> %s\n", meta[["name"]]))
+  cat(sprintf("Description: %s\n", meta[["description"]]))
+  if (!is.null(meta[["annotations"]])) {
+    cat("Annotations: ", json_fixed(meta[["annotations"]], "annotations"), "\n", sep = "")
   }
-  cat("Input schema: ", json_fixed(meta$input_schema, "input_schema"), "\n", sep = "")
-  if (!is.null(meta$output_schema)) {
-    cat("Output schema: ", json_fixed(meta$output_schema, "output_schema"), "\n", sep = "")
+  cat("Input schema: ", json_fixed(meta[["input_schema"]], "input_schema"), "\n", sep = "")
+  if (!is.null(meta[["output_schema"]])) {
+    cat("Output schema: ", json_fixed(meta[["output_schema"]], "output_schema"), "\n", sep = "")
   }
   invisible(x)
 }
@@ -204,10 +222,24 @@ check_tool_name <- function(name, arg, call, class = "argument") {
 build_input_schema <- function(arguments, fun, call) {
   if (inherits(arguments, "mcplite_type_schema") || is_ellmer_type(arguments, "TypeJsonSchema")) {
     arguments <- as_type(arguments, "arguments", call)
-    schema <- arguments$schema
-    if (!identical(schema$type, "object")) {
+    schema <- arguments[["schema"]]
+    # Read by exact name: `$type` would also match a key like `typeExtension`.
+    root_type <- schema[["type"]]
+    if (!identical(root_type, "object")) {
+      found <- if ("type" %in% names(schema)) {
+        sprintf("its `type` is %s", describe_value(root_type))
+      } else {
+        near <- grep("^type", names(schema), value = TRUE)
+        paste0(
+          "it has no `type`",
+          if (length(near)) sprintf(" (%s is not `type`)", quote_names(near)) else ""
+        )
+      }
       abort_mcplite(
-        "A complete schema given as `arguments` must have `type = \"object\"` at its root.",
+        sprintf(
+          "A complete schema given as `arguments` must have `type = \"object\"` at its root; %s.",
+          found
+        ),
         class = "schema", arg = "arguments", call = call
       )
     }
@@ -233,9 +265,10 @@ build_input_schema <- function(arguments, fun, call) {
       class = "schema", arg = "arguments", call = call
     )
   }
+  check_not_flattened(arguments, call)
   props <- check_properties(arguments, "arguments", call)
   check_formals(names(props), fun, call)
-  object_schema(props, root = TRUE)
+  object_schema(props)
 }
 
 # Advertising an argument the function cannot accept would only fail later,
@@ -260,6 +293,133 @@ check_formals <- function(names, fun, call) {
   invisible()
 }
 
+# `c(x = type_string())` does not make a list of types: c() strips the class
+# and splices each helper's parts into the result (`x.schema`, `x.required`).
+# Recognise that shape and point to list(), the actual fix.
+check_not_flattened <- function(arguments, call) {
+  args <- flattened_type_names(arguments)
+  if (is.null(args)) return(invisible())
+  named <- args[nzchar(args)]
+  example <- if (length(named) > 0 && length(named) == length(args)) {
+    sprintf("list(%s)", paste0(named, " = ...", collapse = ", "))
+  } else {
+    "list(x = type_string(), ...)"
+  }
+  abort_mcplite(
+    sprintf(
+      paste0(
+        "`arguments` looks like type helpers combined with `c()`, which takes them apart ",
+        "(it has the elements %s).\nCombine type helpers with `list()` instead: `arguments = %s`."
+      ),
+      quote_names(names(arguments)[seq_len(min(4L, length(arguments)))]), example
+    ),
+    class = "schema", arg = "arguments", call = call
+  )
+}
+
+# The argument names of a list that c() made out of type helpers, or NULL
+# when `x` does not have that shape. Every element is named `schema` or
+# `required`, optionally after `<argument>.`, and every `required` is a flag.
+flattened_type_names <- function(x) {
+  nms <- names(x)
+  if (!is.list(x) || is.object(x) || length(x) == 0 || is.null(nms)) return(NULL)
+  pattern <- "^(.*[.])?(schema|required)$"
+  if (anyNA(nms) || !all(grepl(pattern, nms))) return(NULL)
+  part <- sub(pattern, "\\2", nms)
+  if (!any(part == "required") || !all(vapply(x[part == "required"], is_flag, logical(1)))) {
+    return(NULL)
+  }
+  unique(sub("[.]$", "", sub(pattern, "\\1", nms)))
+}
+
+# Definition-time warnings about arguments a call cannot fill in: a formal of
+# `fun` with no default that clients are never told about, and an argument
+# advertised as optional although `fun` has no default for it. Arguments that
+# `fun` tests with missing() are taken to be handled.
+warn_unsuppliable_arguments <- function(arguments, fun, call) {
+  sig <- args(fun)
+  if (is.null(sig)) return(invisible())
+  fmls <- formals(sig)
+  no_default <- names(fmls)[vapply(fmls, is_missing_arg, logical(1))]
+  no_default <- setdiff(no_default, c("...", missing_tested(fun)))
+  if (length(no_default) == 0) return(invisible())
+
+  ignored <- names(arguments)[vapply(arguments, is_ignored_type, logical(1))]
+  described <- setdiff(names(arguments), ignored)
+  if (!"..." %in% names(fmls)) {
+    hidden <- setdiff(no_default, described)
+    if (length(hidden) > 0) {
+      one <- length(hidden) == 1
+      warn_mcplite(
+        sprintf(
+          paste0(
+            "`fun` %s %s %s no default and %s not in the schema clients see, so they cannot ",
+            "supply %s: a call fails when the function uses %s.\n",
+            "Describe %s in `arguments`, or give %s %s in `fun`.%s"
+          ),
+          if (one) "argument" else "arguments", quote_names(hidden),
+          if (one) "has" else "have", if (one) "is" else "are",
+          if (one) "it" else "them", if (one) "it" else "one of them",
+          if (one) "it" else "them", if (one) "it" else "them",
+          if (one) "a default" else "defaults",
+          if (any(hidden %in% ignored)) "\n`type_ignore()` hides an argument from clients, so it needs a default." else ""
+        ),
+        class = "unsuppliable_argument", arg = "fun", call = call
+      )
+    }
+  }
+
+  optional <- names(arguments)[vapply(arguments, function(a) {
+    (inherits(a, "mcplite_type") || is_ellmer_type(a)) && !is_ignored_type(a) &&
+      identical(type_required(a), FALSE)
+  }, logical(1))]
+  undefaulted <- intersect(optional, no_default)
+  if (length(undefaulted) > 0) {
+    one <- length(undefaulted) == 1
+    warn_mcplite(
+      sprintf(
+        paste0(
+          "`arguments` marks %s as `required = FALSE`, but `fun` has no default for %s: ",
+          "a call that leaves %s out fails when the function uses it.\n",
+          "Give %s in `fun`, for example `%s = NULL`."
+        ),
+        quote_names(undefaulted), if (one) "it" else "them",
+        if (one) "it" else "one",
+        if (one) "it a default" else "each a default", undefaulted[[1]]
+      ),
+      class = "missing_default", arg = "arguments", call = call
+    )
+  }
+  invisible()
+}
+
+is_missing_arg <- function(x) is.name(x) && !nzchar(as.character(x))
+
+is_ignored_type <- function(x) {
+  inherits(x, "mcplite_type_ignore") || is_ellmer_type(x, "TypeIgnore")
+}
+
+type_required <- function(x) {
+  if (inherits(x, "mcplite_type")) x[["required"]] else s7_prop(x, "required")
+}
+
+# Names of the arguments that the body of `fun` passes to missing().
+missing_tested <- function(fun) {
+  if (!is.function(fun) || is.primitive(fun)) return(character())
+  found <- character()
+  walk <- function(e) {
+    if (is.call(e)) {
+      if (identical(e[[1]], as.name("missing")) && length(e) == 2 && is.name(e[[2]])) {
+        found <<- c(found, as.character(e[[2]]))
+      }
+      for (i in seq_along(e)) walk(e[[i]])
+    }
+  }
+  walk(body(fun))
+  unique(found)
+}
+
+
 # Both spellings an author may use, and the snake_case name R keeps; the
 # Rust core writes MCP's names on the wire.
 annotation_keys <- c(
@@ -270,8 +430,12 @@ annotation_keys <- c(
   openWorldHint = "open_world_hint", open_world_hint = "open_world_hint"
 )
 
-# Returns the annotations keyed by their snake_case names, in the order given.
-normalize_annotations <- function(annotations, arg, call, unknown = "error") {
+# Returns the annotations keyed by their snake_case names (other names as
+# given), in the order given.
+# Names MCP does not define are dropped (`unknown = "drop"`, for ellmer's own
+# extras) or kept as given with a warning (`"keep"`: CRAN mcplite sends any
+# annotation, and other names are allowed by the schema).
+normalize_annotations <- function(annotations, arg, call, unknown = "keep") {
   if (is.null(annotations)) return(empty_object())
   annotations <- check_named_list(annotations, arg, call = call)
   nms <- names(annotations)
@@ -280,17 +444,23 @@ normalize_annotations <- function(annotations, arg, call, unknown = "error") {
     if (identical(unknown, "drop")) {
       annotations <- annotations[known]
       nms <- nms[known]
+      known <- known[known]
     } else {
-      abort_mcplite(
+      warn_mcplite(
         sprintf(
-          "`%s` has unknown name%s %s.\nKnown names: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint` (or their snake_case spellings).",
-          arg, if (sum(!known) > 1) "s" else "", quote_names(nms[!known])
+          paste0(
+            "`%s` has %s %s, which MCP does not define for tools; %s sent as given.\n",
+            "MCP's names: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and ",
+            "`openWorldHint` (or their snake_case spellings)."
+          ),
+          arg, if (sum(!known) > 1) "names" else "the name", quote_names(nms[!known]),
+          if (sum(!known) > 1) "they are" else "it is"
         ),
-        arg = arg, call = call
+        class = "unknown_annotation", arg = arg, call = call
       )
     }
   }
-  canonical <- unname(annotation_keys[nms])
+  canonical <- ifelse(known, unname(annotation_keys[nms]), nms)
   dup <- unique(canonical[duplicated(canonical)])
   if (length(dup) > 0) {
     abort_mcplite(
@@ -301,7 +471,9 @@ normalize_annotations <- function(annotations, arg, call, unknown = "error") {
   names(annotations) <- canonical
   for (i in seq_along(annotations)) {
     key <- sprintf("%s$%s", arg, nms[[i]])
-    if (canonical[[i]] == "title") {
+    if (!known[[i]]) {
+      check_fixed(annotations[[i]], key, call = call, class = "argument")
+    } else if (canonical[[i]] == "title") {
       check_string(annotations[[i]], key, call = call)
     } else {
       check_flag(annotations[[i]], key, call = call)
@@ -320,7 +492,7 @@ check_output_schema <- function(output_schema, call) {
         class = "schema", arg = "output_schema", call = call
       )
     }
-    return(output_schema$schema)
+    return(output_schema[["schema"]])
   }
   if (!is.list(output_schema) || is.object(output_schema) || !is_json_object(output_schema)) {
     abort_mcplite(

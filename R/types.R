@@ -6,7 +6,8 @@
 #'
 #' * `type_boolean()`, `type_integer()`, `type_number()` and `type_string()`
 #'   describe a single JSON value of that kind.
-#' * `type_enum()` describes a string restricted to a fixed set of values.
+#' * `type_enum()` describes a value restricted to a fixed set: strings, or
+#'   numbers or logicals (the JSON type follows the vector's type).
 #' * `type_array()` describes a JSON array whose elements all follow `items`.
 #' * `type_object()` describes a JSON object with named properties, each given
 #'   as another type helper.
@@ -43,8 +44,9 @@
 #' @param required `TRUE` if a client must supply this value when it is a
 #'   property of an object (including a tool argument), `FALSE` if it may be
 #'   left out.
-#' @param values A character vector of the allowed values (at least one, no
-#'   duplicates or `NA`s).
+#' @param values The allowed values: a character, numeric or logical vector
+#'   (or a factor, or a list of single values), with at least one value and
+#'   no duplicates or `NA`s.
 #' @param items A type helper describing every element of the array.
 #' @param .description Like `description`, for the object itself.
 #' @param ... Named type helpers, one per property of the object.
@@ -128,10 +130,17 @@ type_enum <- function(values, description = NULL, required = TRUE) {
     )
   }
   if (inherits(values, "factor")) values <- levels(values)
-  if (!is.character(values) || length(values) == 0) {
+  # A list of single values, as CRAN mcplite accepts, is a vector.
+  if (is.list(values) && !is.object(values) && length(values) > 0 &&
+      all(vapply(values, function(v) is.atomic(v) && length(v) == 1 && !is.object(v), logical(1))) &&
+      length(unique(vapply(values, typeof, ""))) == 1) {
+    values <- unlist(values, use.names = FALSE)
+  }
+  kinds <- c(character = "string", integer = "integer", double = "number", logical = "boolean")
+  if (!is.atomic(values) || is.object(values) || !typeof(values) %in% names(kinds) || length(values) == 0) {
     abort_mcplite(
       sprintf(
-        "`values` must be a character vector of at least one string, not %s.",
+        "`values` must be a character, numeric or logical vector of at least one value, not %s.",
         describe_value(values)
       ),
       class = "schema", arg = "values"
@@ -143,6 +152,9 @@ type_enum <- function(values, description = NULL, required = TRUE) {
       class = "schema", arg = "values"
     )
   }
+  if (is.double(values) && any(!is.finite(values))) {
+    abort_mcplite("`values` must be finite numbers.", class = "schema", arg = "values")
+  }
   dup <- unique(values[duplicated(values)])
   if (length(dup) > 0) {
     abort_mcplite(
@@ -152,7 +164,7 @@ type_enum <- function(values, description = NULL, required = TRUE) {
   }
   check_string(description, "description", allow_null = TRUE, class = "schema")
   check_flag(required, "required", class = "schema")
-  schema <- list(type = "string")
+  schema <- list(type = unname(kinds[typeof(values)]))
   schema$description <- description
   schema$enum <- as.list(unname(values))
   new_type("enum", schema, required)
@@ -178,7 +190,7 @@ type_array <- function(items, description = NULL, required = TRUE) {
   check_flag(required, "required", class = "schema")
   schema <- list(type = "array")
   schema$description <- description
-  schema$items <- items$schema
+  schema$items <- items[["schema"]]
   new_type("array", schema, required)
 }
 
@@ -196,7 +208,7 @@ type_object <- function(.description = NULL, ..., .required = TRUE,
   check_flag(.required, ".required", class = "schema")
   check_flag(.additional_properties, ".additional_properties", class = "schema")
   props <- check_properties(list(...), "...", sys.call())
-  schema <- object_schema(props, .description, .additional_properties, root = FALSE)
+  schema <- object_schema(props, .description, .additional_properties)
   new_type("object", schema, .required)
 }
 
@@ -261,8 +273,8 @@ type_ignore <- function() {
 print.mcplite_type <- function(x, ...) {
   kind <- sub("^mcplite_type_", "", class(x)[[1]])
   cat(sprintf("<mcplite type: %s>\n", kind))
-  if (!is.null(x$schema)) {
-    cat(json_fixed(x$schema, "schema"), "\n", sep = "")
+  if (!is.null(x[["schema"]])) {
+    cat(json_fixed(x[["schema"]], "schema"), "\n", sep = "")
   }
   invisible(x)
 }
@@ -278,7 +290,9 @@ is_json_object <- function(x) {
 as_type <- function(x, arg, call) {
   if (inherits(x, "mcplite_type")) return(x)
   if (is_ellmer_type(x)) return(ellmer_type_to_mcplite(x, arg, call))
-  hint <- if (is.list(x) && !is.object(x)) {
+  hint <- if (is.list(x) && !is.object(x) && !is.null(flattened_type_names(x))) {
+    "\nIt looks like a type helper taken apart by `c()` or `unlist()`; combine type helpers with `list()`."
+  } else if (is.list(x) && !is.object(x)) {
     "\nWrap a schema written as a list in `type_from_schema()`."
   } else {
     ""
@@ -323,20 +337,21 @@ check_properties <- function(props, arg, call) {
   props
 }
 
-# The object schema for a set of properties. At the root of a tool's input
-# schema we leave out `additionalProperties` (an ignored argument may still be
-# sent) and never add an empty `required`, so a tool without arguments
-# advertises exactly {"type":"object","properties":{}}.
-object_schema <- function(props, description = NULL, additional = FALSE, root = FALSE) {
+# The object schema for a set of properties. An empty `required` is never
+# added, and other keys are refused unless `additional` is TRUE, at the root
+# of a tool's input schema as in nested objects (as CRAN mcplite does), so a
+# tool without arguments advertises exactly
+# {"type":"object","properties":{},"additionalProperties":false}.
+object_schema <- function(props, description = NULL, additional = FALSE) {
   keep <- !vapply(props, inherits, logical(1), what = "mcplite_type_ignore")
   props <- props[keep]
-  properties <- lapply(props, function(p) p$schema)
+  properties <- lapply(props, function(p) p[["schema"]])
   if (length(properties) == 0) properties <- empty_object()
-  required <- names(props)[vapply(props, function(p) isTRUE(p$required), logical(1))]
+  required <- names(props)[vapply(props, function(p) isTRUE(p[["required"]]), logical(1))]
   schema <- list(type = "object")
   schema$description <- description
   schema$properties <- properties
   if (length(required) > 0) schema$required <- as.list(required)
-  if (!root) schema$additionalProperties <- additional
+  schema$additionalProperties <- additional
   schema
 }

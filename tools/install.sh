@@ -51,6 +51,14 @@ still <- names(need)[!mapply(have, names(need), need)]
 if (length(still)) stop("could not install: ", paste(still, collapse = ", "))
 RS
 
+# CRAN's pure-R mcplite 0.2.0, in a library of its own, for the interop test
+# (tests/testthat/test-interop.R) and the benchmarks (bench/run.sh); tools/test.sh
+# points MCPLITE_CRAN_LIB at it. Never mixed with the library holding this package.
+cran_lib="$root/bench/.lib-cran"
+log "CRAN mcplite 0.2.0 -> $cran_lib"
+Rscript --vanilla -e 'source("tests/testthat/helper-cran.R"); s <- cran_mcplite_install(commandArgs(TRUE)[1]); message("[install] CRAN mcplite: ", s); if (!s %in% c("present", "installed", "unreachable")) quit(status = 1)' "$cran_lib" ||
+  { log "could not install CRAN mcplite 0.2.0"; exit 1; }
+
 if [ -f tests/node/package.json ] && [ ! -d tests/node/node_modules ]; then
   log "npm ci (tests/node)"
   (cd tests/node && npm ci --no-audit --no-fund --silent)

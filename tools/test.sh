@@ -33,6 +33,8 @@ if [ -x tests/node/run.sh ]; then
 fi
 
 echo "== testthat (installed package)"
+# CRAN mcplite 0.2.0 for the interop test, installed there by tools/install.sh.
+export MCPLITE_CRAN_LIB="${MCPLITE_CRAN_LIB:-$root/bench/.lib-cran}"
 NOT_CRAN=true Rscript --vanilla - "$out/testthat.counts" <<'RS'
 out <- commandArgs(TRUE)[1]
 library(testthat)

@@ -12,7 +12,7 @@ test_that("errors carry the root class, a specific class, the argument and a sho
 
 test_that("each kind of error has its own class", {
   expect_error(tool(function() 1, 1, name = "x"), class = "mcplite_error_argument")
-  expect_error(type_enum(1), class = "mcplite_error_schema")
+  expect_error(type_enum(list()), class = "mcplite_error_schema")
   expect_error(content_text(1), class = "mcplite_error_content")
   expect_error(tool_result(structured_content = new.env()), class = "mcplite_error_serialize")
   expect_error(server_specs(list()), class = "mcplite_error_tools")

@@ -76,7 +76,7 @@ test_that("an ellmer tool converts to the same spec as the equivalent mcplite to
   }
   expect_identical(json_fixed(es$input_schema), json_fixed(ms$input_schema))
   expect_identical(json_fixed(es$annotations), json_fixed(ms$annotations))
-  expect_equal(es$title, "Convert")
+  expect_null(es$title)
   expect_true(is.function(es$fun))
   expect_null(attributes(es$fun)$class)
 })
@@ -120,7 +120,7 @@ test_that("ellmer tools mix with mcplite tools and need unique names", {
   mt <- tool(function() 2, name = "two", description = "Two.")
   specs <- server_specs(list(et, mt))
   expect_equal(vapply(specs, function(s) s$name, ""), c("one", "two"))
-  expect_equal(json_fixed(specs[[1]]$input_schema), '{"type":"object","properties":{}}')
+  expect_equal(json_fixed(specs[[1]]$input_schema), '{"type":"object","properties":{},"additionalProperties":false}')
   expect_null(specs[[1]]$annotations)
   clash <- tool(function() 2, name = "one", description = "Also one.")
   expect_snapshot(error = TRUE, server_specs(list(et, clash)))
@@ -151,7 +151,7 @@ test_that("unsupported ellmer types are reported before serving", {
 test_that("ellmer types work inside mcplite definitions", {
   skip_if_not_installed("ellmer")
   t <- tool(function(x) x, "d", name = "mixed", arguments = list(x = ellmer::type_array(ellmer::type_integer())))
-  expect_equal(input_json(t), '{"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"}}},"required":["x"]}')
+  expect_equal(input_json(t), '{"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"}}},"required":["x"],"additionalProperties":false}')
   expect_snapshot(error = TRUE, tool(ellmer::tool(function() 1, name = "e", description = "E."), "d", name = "x"))
 })
 
@@ -178,7 +178,8 @@ test_that("ellmer objects are read from their attributes, without ellmer", {
     json_fixed(spec$input_schema),
     paste0(
       '{"type":"object","properties":{"n":{"type":"integer","description":"N."},',
-      '"ks":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"]}'
+      '"ks":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["n"],',
+      '"additionalProperties":false}'
     )
   )
   expect_equal(json_fixed(spec$annotations), '{"read_only_hint":true}')
@@ -192,4 +193,144 @@ test_that("broken ellmer tool metadata is reported", {
   bad <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
                    name = "ok", description = NULL)
   expect_snapshot(error = TRUE, server_specs(list(bad)))
+})
+
+# ---- ellmer content returned by tools ----------------------------------------
+
+# Objects laid out as S7 lays out ellmer's: properties as attributes.
+fake_content <- function(cls, ...) {
+  parents <- switch(cls,
+    ContentImageInline = , ContentImageRemote = c("ellmer::ContentImage", "ellmer::Content"),
+    "ellmer::Content"
+  )
+  structure(list(), class = c(paste0("ellmer::", cls), parents, "S7_object"), ...)
+}
+
+test_that("ellmer text and inline images become text and image blocks", {
+  text <- as_tool_value(fake_content("ContentText", text = "Hello."))
+  expect_s3_class(text, "mcplite_tool_result")
+  expect_identical(text$content, list(content_text("Hello.")))
+  expect_false(text$is_error)
+  image <- as_tool_value(fake_content("ContentImageInline", type = "image/png", data = "iVBORw0KGgo="))
+  expect_identical(image$content, list(content_image("iVBORw0KGgo=", "image/png")))
+  # A list of them, possibly mixed with mcplite blocks, keeps its order.
+  both <- as_tool_value(list(
+    fake_content("ContentText", text = "A plot:"),
+    fake_content("ContentImageInline", type = "image/png", data = "AA=="),
+    content_text("mcplite block")
+  ))
+  expect_identical(both$content, list(content_text("A plot:"), content_image("AA==", "image/png"),
+                                      content_text("mcplite block")))
+})
+
+test_that("ellmer tool results unwrap to their value, or to a tool error", {
+  value <- as_tool_value(fake_content("ContentToolResult", value = list(a = 1), extra = list()))
+  expect_identical(value, list(a = 1))
+  inner <- as_tool_value(fake_content("ContentToolResult", value = fake_content("ContentText", text = "in")))
+  expect_identical(inner$content, list(content_text("in")))
+  failed <- as_tool_value(fake_content("ContentToolResult", error = simpleError("disk full")))
+  expect_true(failed$is_error)
+  expect_identical(failed$content, list(content_text("disk full")))
+  failed <- as_tool_value(fake_content("ContentToolResult", value = NULL, error = "bad input"))
+  expect_true(failed$is_error)
+  expect_identical(failed$content[[1]]$text, "bad input")
+})
+
+test_that("other values pass through unchanged", {
+  for (x in list(1, "a", NULL, list(1, "a"), list(), data.frame(a = 1), content_text("x"),
+                 tool_result(content_text("y")), factor("f"))) {
+    expect_identical(as_tool_value(x), x)
+  }
+})
+
+test_that("ellmer content without a faithful MCP block is an error naming the class and the way out", {
+  expect_snapshot(error = TRUE, as_tool_value(fake_content("ContentImageRemote", url = "https://example.com/a.png", detail = "auto")))
+  expect_snapshot(error = TRUE, as_tool_value(fake_content("ContentPDF", type = "application/pdf", data = "JVBERi0=")))
+  expect_snapshot(error = TRUE, as_tool_value(fake_content("ContentThinking", thinking = "hmm")))
+  expect_snapshot(error = TRUE, as_tool_value(fake_content("ContentJson", data = list(a = 1))))
+  expect_snapshot(error = TRUE, as_tool_value(list(fake_content("ContentText", text = "a"), 42)))
+  expect_snapshot(error = TRUE, as_tool_value(list(fake_content("ContentText", text = "a"),
+                                                   fake_content("ContentToolResult", value = 1))))
+  expect_snapshot(error = TRUE, as_tool_value(fake_content("ContentText", text = NA_character_)))
+  expect_error(as_tool_value(fake_content("ContentDocument", mime_type = "text/csv", data = "YQ==")),
+               class = "mcplite_error_content")
+})
+
+test_that("ellmer content properties are read by their exact names", {
+  # attr() would partially match `textual` for `text` and `error_details` for `error`.
+  expect_error(as_tool_value(fake_content("ContentText", textual = "not the text")),
+               class = "mcplite_error_content")
+  ok <- as_tool_value(fake_content("ContentToolResult", value = "fine", error_details = "not an error"))
+  expect_identical(ok, "fine")
+  img <- fake_content("ContentImageInline", data = "AA==", typeface = "image/png")
+  expect_error(as_tool_value(img), class = "mcplite_error_content")
+})
+
+test_that("real ellmer content objects convert the same way", {
+  skip_if_not_installed("ellmer")
+  res <- as_tool_value(list(ellmer::ContentText("t"), ellmer::ContentImageInline("image/png", "AA==")))
+  expect_identical(res$content, list(content_text("t"), content_image("AA==", "image/png")))
+  res <- as_tool_value(ellmer::ContentToolResult(value = ellmer::ContentText("v")))
+  expect_identical(res$content, list(content_text("v")))
+  res <- as_tool_value(ellmer::ContentToolResult(error = simpleError("nope")))
+  expect_true(res$is_error)
+  expect_error(as_tool_value(ellmer::ContentImageRemote("https://example.com/a.png")),
+               "ellmer::ContentImageRemote", class = "mcplite_error_content")
+})
+
+test_that("ellmer content reaches clients of every version as MCP blocks or a tool error", {
+  skip_on_cran()
+  skip_if_not_installed("ellmer")
+  skip_if_no_mcplite_child()
+  code <- c(
+    "library(mcplite)",
+    "plot_like <- ellmer::tool(function() list(ellmer::ContentText('A square:'),",
+    "  ellmer::ContentImageInline('image/png', 'iVBORw0KGgo=')), name = 'plot_like', description = 'Text and image.')",
+    "wrapped <- ellmer::tool(function(x) ellmer::ContentToolResult(value = x * 2), name = 'wrapped',",
+    "  description = 'Doubles.', arguments = list(x = ellmer::type_number()))",
+    "failing <- ellmer::tool(function() ellmer::ContentToolResult(error = simpleError('no data for that day')),",
+    "  name = 'failing', description = 'Fails politely.')",
+    "remote <- ellmer::tool(function() ellmer::ContentImageRemote('https://example.com/a.png'),",
+    "  name = 'remote', description = 'A remote image.')",
+    "plain <- tool(function() ellmer::ContentText('from an mcplite tool'), 'Text.', name = 'plain')",
+    "mcp_server(list(plot_like, wrapped, failing, remote, plain))"
+  )
+  for (v in all_versions) {
+    calls <- list(c("plot_like", "{}"), c("wrapped", '{"x":21}'), c("failing", "{}"), c("remote", "{}"), c("plain", "{}"))
+    lines <- if (v == "2026-07-28") {
+      vapply(seq_along(calls), function(i) modern_call(i, calls[[i]][1], calls[[i]][2]), "")
+    } else {
+      c(initialize_line(v), vapply(seq_along(calls), function(i) legacy_call(i, calls[[i]][1], calls[[i]][2]), ""))
+    }
+    out <- mcp_exchange(lines, server = code)
+    r <- out$responses
+    expect_length(r, length(lines))
+    mcp_validate(r, v, c(if (v != "2026-07-28") "InitializeResult", rep("CallToolResult", 5)))
+    plot <- mcp_by_id(r, 1)$result
+    expect_identical(plot$content, list(
+      list(type = "text", text = "A square:"),
+      list(type = "image", data = "iVBORw0KGgo=", mimeType = "image/png")
+    ))
+    expect_false(isTRUE(plot$isError))
+    expect_identical(first_text(mcp_by_id(r, 2)), "42")
+    failing <- mcp_by_id(r, 3)$result
+    expect_true(failing$isError)
+    expect_identical(failing$content[[1]]$text, "no data for that day")
+    remote <- mcp_by_id(r, 4)$result
+    expect_true(remote$isError)
+    expect_match(remote$content[[1]]$text, "<ellmer::ContentImageRemote>", fixed = TRUE)
+    expect_match(remote$content[[1]]$text, "content_image(", fixed = TRUE)
+    expect_identical(first_text(mcp_by_id(r, 5)), "from an mcplite tool")
+  }
+})
+
+test_that("an ellmer schema given as the whole input schema needs `type` \"object\" by exact name", {
+  skip_if_not_installed("ellmer")
+  f <- function(q = NULL) q
+  expect_error(
+    tool(f, "d", name = "t", arguments = ellmer::type_from_schema('{"typeExtension":"object","properties":{}}')),
+    "it has no `type`", class = "mcplite_error_schema"
+  )
+  t <- tool(f, "d", name = "t", arguments = ellmer::type_from_schema('{"type":"object","properties":{"q":{}}}'))
+  expect_equal(input_json(t), '{"type":"object","properties":{"q":{}}}')
 })

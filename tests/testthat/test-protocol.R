@@ -350,3 +350,142 @@ test_that("tool errors, warnings and messages: contained results, diagnostics on
     expect_true(grepl(s, out$stderr, fixed = TRUE), info = s)
   }
 })
+
+# ---- issue 15: initialize and _meta checks, isError and listChanged -----------
+
+init_with <- function(id, params) rpc(id, "initialize", params)
+
+expect_invalid_params_naming <- function(response, pattern, info = NULL) {
+  err <- response$error
+  if (!is.list(err)) {
+    testthat::fail(sprintf("%s: expected error -32602 naming /%s/, got %s",
+                           info, pattern, substr(mcp_message_json(response), 1, 200)))
+    return(invisible())
+  }
+  testthat::expect_identical(as.integer(err$code), -32602L, info = info)
+  testthat::expect_match(as.character(err$message), pattern, info = info)
+}
+
+test_that("initialize params are checked against the negotiated version's schema: -32602 names the field", {
+  skip_if_no_mcplite_child()
+  # 2025-03-26 is not served: it negotiates 2025-11-25, whose schema applies.
+  for (v in c(legacy_versions, "2025-03-26")) {
+    negotiated <- if (v == "2025-03-26") "2025-11-25" else v
+    bad <- list(
+      version_only = list(sprintf('{"protocolVersion":"%s"}', v), "capabilities|clientInfo"),
+      no_capabilities = list(sprintf('{"protocolVersion":"%s","clientInfo":{"name":"c","version":"1"}}', v), "capabilities"),
+      capabilities_array = list(sprintf('{"protocolVersion":"%s","capabilities":[],"clientInfo":{"name":"c","version":"1"}}', v), "capabilities"),
+      no_client_info = list(sprintf('{"protocolVersion":"%s","capabilities":{}}', v), "clientInfo"),
+      no_client_version = list(sprintf('{"protocolVersion":"%s","capabilities":{},"clientInfo":{"name":"c"}}', v), "clientInfo.*version|version.*clientInfo"),
+      name_number = list(sprintf('{"protocolVersion":"%s","capabilities":{},"clientInfo":{"name":1,"version":"1"}}', v), "clientInfo.*name|name.*clientInfo"),
+      version_number = list('{"protocolVersion":20251125,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}', "protocolVersion")
+    )
+    lines <- vapply(names(bad), function(k) init_with(k, bad[[k]][[1]]), "")
+    out <- mcp_exchange(c(
+      lines,
+      rpc("list-before", "tools/list"),
+      # Optional members and open capability objects are valid.
+      init_with("good", sprintf(paste0(
+        '{"protocolVersion":"%s","capabilities":{"experimental":{},"roots":{"listChanged":true},"x-custom":{}},',
+        '"clientInfo":{"name":"c","version":"1","title":"C"},"_meta":{"k":"v"}}'), v)),
+      rpc("list-after", "tools/list")
+    ), server = protocol_server())
+    r <- out$responses
+    for (k in names(bad)) expect_invalid_params_naming(mcp_by_id(r, k), bad[[k]][[2]], info = paste(v, k))
+    # A refused initialize negotiates nothing.
+    expect_false(is.null(mcp_by_id(r, "list-before")$error), info = v)
+    expect_identical(mcp_by_id(r, "good")$result$protocolVersion, negotiated)
+    expect_false(is.null(mcp_by_id(r, "list-after")$result$tools), info = v)
+    mcp_validate(r[seq_along(bad)], negotiated)
+    mcp_validate(mcp_by_id(r, "good"), negotiated, "InitializeResult")
+  }
+})
+
+test_that("modern _meta is checked against the 2026-07-28 schema: -32602 names the field", {
+  skip_if_no_mcplite_child()
+  meta <- function(extra = "", caps = "{}", version = '"2026-07-28"') {
+    sprintf('{"_meta":{"io.modelcontextprotocol/protocolVersion":%s,"io.modelcontextprotocol/clientCapabilities":%s%s}}',
+            version, caps, extra)
+  }
+  bad <- list(
+    loglevel_loud = list(meta(',"io.modelcontextprotocol/logLevel":"loud"'), "logLevel"),
+    loglevel_number = list(meta(',"io.modelcontextprotocol/logLevel":3'), "logLevel"),
+    clientinfo_no_version = list(meta(',"io.modelcontextprotocol/clientInfo":{"name":"c"}'), "clientInfo"),
+    clientinfo_name_number = list(meta(',"io.modelcontextprotocol/clientInfo":{"name":1,"version":"1"}'), "clientInfo"),
+    capabilities_array = list(meta(caps = "[]"), "clientCapabilities"),
+    capabilities_string = list(meta(caps = '"x"'), "clientCapabilities"),
+    # Modern-only keys without a version are not served as a legacy request.
+    only_loglevel = list('{"_meta":{"io.modelcontextprotocol/logLevel":"info"}}', "protocolVersion"),
+    only_clientinfo = list('{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}', "protocolVersion"),
+    only_capabilities = list('{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}', "protocolVersion")
+  )
+  good <- list(
+    loglevel_debug = meta(',"io.modelcontextprotocol/logLevel":"debug"'),
+    loglevel_emergency = meta(',"io.modelcontextprotocol/logLevel":"emergency"'),
+    clientinfo_full = meta(',"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"C"}'),
+    capabilities_open = meta(caps = '{"experimental":{},"extensions":{"com.example/x":{}}}')
+  )
+  for (method in c("server/discover", "tools/list")) {
+    lines <- c(
+      vapply(names(bad), function(k) rpc(k, method, bad[[k]][[1]]), ""),
+      vapply(names(good), function(k) rpc(k, method, good[[k]]), "")
+    )
+    out <- mcp_exchange(lines, server = protocol_server())
+    r <- out$responses
+    for (k in names(bad)) expect_invalid_params_naming(mcp_by_id(r, k), bad[[k]][[2]], info = paste(method, k))
+    def <- if (method == "server/discover") "DiscoverResult" else "ListToolsResult"
+    for (k in names(good)) {
+      expect_identical(mcp_by_id(r, k)$result$resultType, "complete", info = paste(method, k))
+      mcp_validate(mcp_by_id(r, k), "2026-07-28", def)
+    }
+    mcp_validate(r, "2026-07-28")
+  }
+  # The same checks guard tools/call: the tool does not run.
+  marker <- tempfile()
+  call_params <- sprintf('"name":"touch","arguments":{"path":"%s"}', marker)
+  out <- mcp_exchange(c(
+    rpc("call_loud", "tools/call", sub("^\\{", paste0("{", call_params, ","), meta(',"io.modelcontextprotocol/logLevel":"loud"'))),
+    rpc("call_only_loglevel", "tools/call", sprintf('{%s,"_meta":{"io.modelcontextprotocol/logLevel":"info"}}', call_params))
+  ), server = protocol_server())
+  expect_invalid_params_naming(mcp_by_id(out$responses, "call_loud"), "logLevel")
+  expect_invalid_params_naming(mcp_by_id(out$responses, "call_only_loglevel"), "protocolVersion")
+  expect_false(file.exists(marker))
+  mcp_validate(out$responses, "2026-07-28")
+})
+
+test_that("a successful call says isError: false in every version", {
+  skip_if_no_mcplite_child()
+  for (v in all_versions) {
+    lines <- if (v == "2026-07-28") {
+      c(modern_call(1, "add", '{"a":1,"b":2}'), modern_call(2, "stats"), modern_call(3, "annotated"))
+    } else {
+      c(initialize_line(v), legacy_call(1, "add", '{"a":1,"b":2}'), legacy_call(2, "stats"), legacy_call(3, "annotated"))
+    }
+    out <- mcp_exchange(lines, server = protocol_server())
+    r <- out$responses
+    for (id in 1:3) {
+      res <- mcp_by_id(r, id)
+      expect_identical(res$result$isError, FALSE, info = paste(v, id))
+      expect_match(attr(res, "json"), '"isError":false', fixed = TRUE)
+      mcp_validate(res, v, "CallToolResult")
+    }
+  }
+})
+
+test_that("the tools capability says listChanged: false, in initialize and in discovery", {
+  skip_if_no_mcplite_child()
+  out <- mcp_exchange(c(
+    vapply(legacy_versions, function(v) initialize_line(v, id = v), ""),
+    modern("d", "server/discover")
+  ), server = protocol_server())
+  r <- out$responses
+  for (v in legacy_versions) {
+    res <- mcp_by_id(r, v)
+    expect_identical(res$result$capabilities, list(tools = list(listChanged = FALSE)), info = v)
+    expect_match(attr(res, "json"), '"capabilities":{"tools":{"listChanged":false}}', fixed = TRUE)
+    mcp_validate(res, v, "InitializeResult")
+  }
+  disc <- mcp_by_id(r, "d")
+  expect_identical(disc$result$capabilities, list(tools = list(listChanged = FALSE)))
+  mcp_validate(disc, "2026-07-28", "DiscoverResult")
+})

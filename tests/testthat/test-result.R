@@ -76,3 +76,23 @@ test_that("tool_result() rejects bad arguments", {
 test_that("results print their blocks", {
   expect_snapshot(tool_result(structured_content = list(ok = TRUE), is_error = TRUE))
 })
+
+test_that("results and blocks print the fields they have, read by exact names", {
+  # Hand-edited objects whose only keys are longer names: `$` would have
+  # matched them partially and printed them as the real fields.
+  r <- tool_result(content_text("a"))
+  r$is_error <- NULL
+  r$is_errorish <- TRUE
+  r$meta <- NULL
+  r$metadata <- list(k = "v")
+  out <- capture.output(print(r))
+  expect_identical(out[[1]], "<mcplite tool result> 1 content block")
+  expect_false(any(grepl("Meta", out)))
+  b <- content_text("b")
+  b$meta <- NULL
+  b$metadata <- list(k = "v")
+  b$annotations <- NULL
+  b$annotations_extra <- list(priority = 1)
+  out <- capture.output(print(b))
+  expect_false(any(grepl("meta:|annotations:", out)))
+})

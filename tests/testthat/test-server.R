@@ -11,7 +11,8 @@ test_that("server_specs() builds one spec per tool, in the contract's shape", {
   expect_named(specs[[1]], c("name", "description", "title", "input_schema",
                              "output_schema", "annotations", "meta", "fun"))
   expect_equal(specs[[1]]$name, "add")
-  expect_equal(specs[[1]]$title, "Adder")
+  # The title stays in the annotations, as CRAN mcplite sends it.
+  expect_null(specs[[1]]$title)
   expect_equal(json_fixed(specs[[1]]$annotations), '{"title":"Adder","read_only_hint":true}')
   expect_equal(
     json_fixed(specs[[1]]$output_schema),
@@ -20,7 +21,7 @@ test_that("server_specs() builds one spec per tool, in the contract's shape", {
   expect_null(specs[[2]]$title)
   expect_null(specs[[2]]$annotations)
   expect_null(specs[[2]]$output_schema)
-  expect_equal(json_fixed(specs[[2]]$input_schema), '{"type":"object","properties":{}}')
+  expect_equal(json_fixed(specs[[2]]$input_schema), '{"type":"object","properties":{},"additionalProperties":false}')
   # The spec holds a plain, callable function.
   expect_false(inherits(specs[[1]]$fun, "mcplite_tool"))
   expect_null(attr(specs[[1]]$fun, "mcplite"))

@@ -15,7 +15,8 @@ test_that("tool() returns the function itself, still callable, with metadata", {
     input_json(add),
     paste0(
       '{"type":"object","properties":{"x":{"type":"number","description":"First."},',
-      '"y":{"type":"number","description":"Second."}},"required":["x","y"]}'
+      '"y":{"type":"number","description":"Second."}},"required":["x","y"],',
+      '"additionalProperties":false}'
     )
   )
 })
@@ -27,14 +28,15 @@ test_that("the name comes from the variable when `name` is NULL", {
   dotted.name <- function() 1
   expect_equal(tool_meta(tool(dotted.name, "d"))$name, "dotted.name")
   # An explicit name wins.
-  expect_equal(tool_meta(tool(summarise_values, "d", name = "other"))$name, "other")
+  expect_equal(tool_meta(tool(summarise_values, "d", name = "other",
+    arguments = list(values = type_array(type_number()))))$name, "other")
 })
 
 test_that("a tool without arguments advertises an empty properties object", {
   t <- tool(function() "hi", "Greet.", name = "hello")
-  expect_equal(input_json(t), '{"type":"object","properties":{}}')
+  expect_equal(input_json(t), '{"type":"object","properties":{},"additionalProperties":false}')
   t2 <- tool(function(secret = 1) secret, "d", name = "n", arguments = list(secret = type_ignore()))
-  expect_equal(input_json(t2), '{"type":"object","properties":{}}')
+  expect_equal(input_json(t2), '{"type":"object","properties":{},"additionalProperties":false}')
 })
 
 test_that("optional and ignored arguments", {
@@ -45,14 +47,14 @@ test_that("optional and ignored arguments", {
   )
   expect_equal(
     input_json(t),
-    '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"]}'
+    '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"required":["a"],"additionalProperties":false}'
   )
   expect_equal(t("x"), "x 2 hidden")
 })
 
 test_that("the root input schema nests every type helper", {
   t <- tool(
-    function(flag, n, x, s, unit, ids, opts, raw) NULL,
+    function(flag, n, x, s, unit, ids = NULL, opts, raw) NULL,
     name = "all_types", description = "Every helper.",
     arguments = list(
       flag = type_boolean(),
@@ -80,7 +82,7 @@ test_that("the root input schema nests every type helper", {
       '"inner":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],',
       '"additionalProperties":true}},"required":["depth","inner"],"additionalProperties":false},',
       '"raw":{"oneOf":[{"type":"string"},{"type":"integer"}]}},',
-      '"required":["flag","n","x","s","unit","opts","raw"]}'
+      '"required":["flag","n","x","s","unit","opts","raw"],"additionalProperties":false}'
     )
   )
 })
@@ -151,7 +153,8 @@ test_that("annotations accept camelCase and snake_case and are stored snake_case
     json_fixed(a$annotations),
     '{"title":"F","read_only_hint":true,"destructive_hint":false,"idempotent_hint":true,"open_world_hint":false}'
   )
-  expect_equal(a$title, "F")
+  # The title is sent in the annotations only (as CRAN mcplite does).
+  expect_null(a$title)
   b <- tool_meta(tool(f, "d", annotations = list(open_world_hint = TRUE, destructive_hint = TRUE)))
   expect_equal(names(b$annotations), c("open_world_hint", "destructive_hint"))
   expect_null(b$title)
@@ -162,7 +165,7 @@ test_that("bad annotations are rejected", {
   f <- function() 1
   expect_snapshot(error = TRUE, tool(f, "d", annotations = "read only"))
   expect_snapshot(error = TRUE, tool(f, "d", annotations = list(TRUE)))
-  expect_snapshot(error = TRUE, tool(f, "d", annotations = list(readonly = TRUE)))
+  expect_snapshot(error = TRUE, tool(f, "d", annotations = list(custom = new.env())))
   expect_snapshot(error = TRUE, tool(f, "d", annotations = list(readOnlyHint = TRUE, read_only_hint = TRUE)))
   expect_snapshot(error = TRUE, tool(f, "d", annotations = list(readOnlyHint = "yes")))
   expect_snapshot(error = TRUE, tool(f, "d", annotations = list(title = 1)))
@@ -205,10 +208,10 @@ test_that("primitives become tools without being modified", {
 })
 
 test_that("re-wrapping a tool replaces its metadata", {
-  t <- tool(function(x) x, "first", name = "a", arguments = list(x = type_string()))
+  t <- tool(function(x = "") x, "first", name = "a", arguments = list(x = type_string()))
   t2 <- tool(t, "second", name = "b")
   expect_equal(tool_meta(t2)$description, "second")
-  expect_equal(input_json(t2), '{"type":"object","properties":{}}')
+  expect_equal(input_json(t2), '{"type":"object","properties":{},"additionalProperties":false}')
   expect_equal(t2("z"), "z")
 })
 
@@ -221,4 +224,101 @@ test_that("tools print name, description and input schema", {
   )
   expect_snapshot(print(t))
   expect_snapshot(tool(function() 1, "Nothing.", name = "noop", output_schema = type_object()))
+})
+
+test_that("type helpers combined with c() get a pointer to list()", {
+  f <- function(x, y = 1) x
+  # c() strips the helpers' class and splices their parts (x.schema, x.required).
+  expect_snapshot(error = TRUE, tool(f, "d", arguments = c(x = type_string())))
+  expect_snapshot(error = TRUE, tool(f, "d", arguments = c(x = type_string(), y = type_number(required = FALSE))))
+  expect_snapshot(error = TRUE, tool(f, "d", arguments = c(type_string())))
+  expect_snapshot(error = TRUE, tool(f, "d", arguments = list(x = type_string(), y = c(type_number()))))
+  expect_snapshot(error = TRUE, type_object(x = c(type_string())))
+  expect_error(tool(f, "d", arguments = c(x = type_object(a = type_string()))), class = "mcplite_error_schema")
+  # A schema written as a plain list still gets the type_from_schema() hint.
+  expect_snapshot(error = TRUE, tool(f, "d", arguments = list(x = list(type = "string"))))
+})
+
+test_that("a complete input schema needs `type` \"object\" at its root, by exact name", {
+  f <- function(q = NULL) q
+  empty <- structure(list(), names = character(0))
+  # `$type` would partially match `typeExtension`; the root has no `type` at all.
+  expect_snapshot(error = TRUE, tool(f, "d", name = "t",
+    arguments = type_from_schema(list(typeExtension = "object", properties = empty))))
+  expect_error(tool(f, "d", name = "t",
+    arguments = type_from_schema('{"typeExtension":"object","properties":{}}')), class = "mcplite_error_schema")
+  expect_error(tool(f, "d", name = "t",
+    arguments = type_from_schema('{"typ":"object","properties":{}}')), class = "mcplite_error_schema")
+  expect_snapshot(error = TRUE, tool(f, "d", name = "t", arguments = type_from_schema('{"type":["object"]}')))
+  # With the exact key next to a longer one, the exact key is the one read.
+  t <- tool(f, "d", name = "t", arguments = type_from_schema(list(typeExtension = "array", type = "object")))
+  expect_equal(input_json(t), '{"typeExtension":"array","type":"object","properties":{}}')
+})
+
+test_that("tool() warns about an argument that clients can never supply", {
+  expect_snapshot(t <- tool(function(x, y) x, "d", name = "a", arguments = list(x = type_string())))
+  expect_s3_class(t, "mcplite_tool")
+  expect_warning(tool(function(x, y) x, "d", name = "a", arguments = list(x = type_string())),
+                 class = "mcplite_warning_unsuppliable_argument")
+  expect_warning(tool(function(x, y) x, "d", name = "a", arguments = list(x = type_string())),
+                 class = "mcplite_warning")
+  # Several at once, and an argument hidden with type_ignore() but without a default.
+  expect_snapshot(tool(function(a, b, c) a, "d", name = "a", arguments = list(a = type_string(), c = type_ignore())))
+  # Nothing to say: every argument is described or has a default; `...` takes anything.
+  expect_no_warning(tool(function(x, y = 2) x, "d", name = "a", arguments = list(x = type_string())))
+  expect_no_warning(tool(function(x, hidden = 1) x, "d", name = "a",
+                         arguments = list(x = type_string(), hidden = type_ignore())))
+  expect_no_warning(tool(function(x, y, ...) x, "d", name = "a", arguments = list(x = type_string())))
+  expect_no_warning(tool(function(q) q, "d", name = "a",
+                         arguments = type_from_schema('{"type":"object","properties":{"q":{}}}')))
+  expect_no_warning(tool(sqrt, "Root.", name = "root", arguments = list(x = type_number())))
+  # An argument the function checks with missing() is handled by the function.
+  expect_no_warning(tool(function(x, y) if (missing(y)) x else y, "d", name = "a",
+                         arguments = list(x = type_string())))
+})
+
+test_that("tool() warns about an optional argument without an R default", {
+  expect_snapshot(t <- tool(function(x, y) x, "d", name = "a",
+                            arguments = list(x = type_string(), y = type_number(required = FALSE))))
+  expect_s3_class(t, "mcplite_tool")
+  expect_warning(tool(function(x, y) x, "d", name = "a",
+                      arguments = list(x = type_string(), y = type_number(required = FALSE))),
+                 class = "mcplite_warning_missing_default")
+  expect_snapshot(tool(function(a, b) a, "d", name = "a", arguments = list(
+    a = type_string(required = FALSE), b = type_object(.required = FALSE)
+  )))
+  expect_no_warning(tool(function(x, y = NULL) x, "d", name = "a",
+                         arguments = list(x = type_string(), y = type_number(required = FALSE))))
+  expect_no_warning(tool(function(x, y) if (missing(y)) x else y, "d", name = "a",
+                         arguments = list(x = type_string(), y = type_number(required = FALSE))))
+  # With `...`, a described argument that is not a formal has no default to check.
+  expect_no_warning(tool(function(...) 1, "d", name = "a", arguments = list(y = type_number(required = FALSE))))
+  # The warning can be silenced on its own by class.
+  expect_no_warning(withCallingHandlers(
+    tool(function(x, y) x, "d", name = "a", arguments = list(x = type_string(), y = type_number(required = FALSE))),
+    mcplite_warning_missing_default = function(w) invokeRestart("muffleWarning")
+  ))
+})
+
+test_that("tool metadata is read by exact names", {
+  t <- tool(function() 1, "d", name = "a", annotations = list(title = "T"))
+  expect_identical(server_specs(t)[[1]]$annotations$title, "T")
+  # A tool whose metadata was replaced by a list without `name` is refused,
+  # even when another key starts with "name".
+  broken <- t
+  attr(broken, "mcplite") <- list(names = "a", description = "d")
+  expect_snapshot(error = TRUE, server_specs(broken))
+})
+
+test_that("annotations MCP does not define are sent as given, with a warning", {
+  f <- function() 1
+  expect_snapshot(t <- tool(f, "d", name = "a", annotations = list(readonly = TRUE, read_only_hint = FALSE)))
+  expect_equal(json_fixed(tool_meta(t)$annotations), '{"readonly":true,"readOnlyHint":false}')
+  expect_warning(tool(f, "d", name = "a", annotations = list(`com.example/tier` = list(level = 2))),
+                 class = "mcplite_warning_unknown_annotation")
+  # ellmer's own extras are not MCP annotations and are left out.
+  fake <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
+                    name = "e", description = "E.", annotations = list(icon = "star", read_only_hint = TRUE))
+  expect_no_warning(spec <- server_specs(fake)[[1]])
+  expect_equal(json_fixed(spec$annotations), '{"readOnlyHint":true}')
 })

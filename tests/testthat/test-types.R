@@ -28,8 +28,16 @@ test_that("type_enum() advertises a string with an enum array, even for one valu
   expect_false(type_enum("a", required = FALSE)$required)
 })
 
+test_that("type_enum() takes numbers and logicals too, as CRAN mcplite does", {
+  expect_equal(wire(type_enum(1:3)), '{"type":"integer","enum":[1,2,3]}')
+  expect_equal(wire(type_enum(c(0.5, 2))), '{"type":"number","enum":[0.5,2]}')
+  expect_equal(wire(type_enum(TRUE)), '{"type":"boolean","enum":[true]}')
+  expect_equal(wire(type_enum(list("a", "b"))), '{"type":"string","enum":["a","b"]}')
+})
+
 test_that("type_enum() rejects bad values", {
-  expect_snapshot(error = TRUE, type_enum(1:3))
+  expect_snapshot(error = TRUE, type_enum(list("a", 1)))
+  expect_snapshot(error = TRUE, type_enum(c(1, Inf)))
   expect_snapshot(error = TRUE, type_enum(character()))
   expect_snapshot(error = TRUE, type_enum(c("a", NA)))
   expect_snapshot(error = TRUE, type_enum(c("a", "b", "a")))

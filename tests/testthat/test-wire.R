@@ -36,7 +36,7 @@ test_that("tools/list shows every type helper's schema exactly as built", {
     '"inner":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],',
     '"additionalProperties":true}},"required":["depth","inner"],"additionalProperties":false},',
     '"raw":{"oneOf":[{"type":"string"},{"type":"null"}],"default":{},"examples":[]}},',
-    '"required":["flag","x","s","unit","ids","opts","raw"]}'
+    '"required":["flag","x","s","unit","ids","opts","raw"],"additionalProperties":false}'
   ), fixed = TRUE)
   expect_match(listed, paste0(
     '"inputSchema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",',
@@ -47,7 +47,7 @@ test_that("tools/list shows every type helper's schema exactly as built", {
     '"outputSchema":{"type":"object","properties":{"total":{"type":"number"}},',
     '"required":["total"],"additionalProperties":false}'
   ), fixed = TRUE)
-  expect_match(listed, '"name":"empty","description":"No arguments.","inputSchema":{"type":"object","properties":{}}', fixed = TRUE)
+  expect_match(listed, '"name":"empty","description":"No arguments.","inputSchema":{"type":"object","properties":{},"additionalProperties":false}', fixed = TRUE)
   expect_false(grepl("hidden", listed, fixed = TRUE))
 })
 
@@ -123,7 +123,7 @@ test_that("ellmer tools are listed and called like mcplite tools", {
   ))
   expect_match(response(lines, 1), paste0(
     '"inputSchema":{"type":"object","properties":{"values":{"type":"array",',
-    '"items":{"type":"number"}}},"required":["values"]}'
+    '"items":{"type":"number"}}},"required":["values"],"additionalProperties":false}'
   ), fixed = TRUE)
   # sum() needs an atomic vector: ellmer's conversion of the JSON array ran.
   expect_match(response(lines, 2), '"text":"6.5"', fixed = TRUE)

@@ -115,12 +115,23 @@ cran_differences <- function() {
       why = "The MCP schemas name the hints in camelCase; clients do not recognise the snake_case spelling."
     ),
     list(
-      case = "l1-init",
-      path = "result.instructions",
-      request = "`initialize` from a 2024-11-05 client, with server `instructions`.",
-      ours = "`instructions` sent.",
-      cran = "`instructions` left out.",
-      why = "The 2024-11-05 schema defines `InitializeResult.instructions`, so the client can receive them."
+      case = "m-initialize",
+      path = "error.code",
+      request = "`initialize` carrying the modern per-request `_meta` (and no legacy params).",
+      ours = "Handled as a legacy `initialize`: error -32602 naming the missing `protocolVersion`.",
+      cran = "Error -32601 (method not found), as for a modern request.",
+      why = paste(
+        "2026-07-28 says an `initialize` always selects the legacy era, whatever `_meta` holds,",
+        "so its params are checked as a legacy client's."
+      )
+    ),
+    list(
+      case = "pre-unknown-method",
+      path = "error.code",
+      request = "A method neither package implements (e.g. `resources/list`), before any `initialize`.",
+      ours = "Error -32601 (method not found).",
+      cran = "Error -32600 (server not initialized).",
+      why = "JSON-RPC gives -32601 to a method the server does not have, whatever state it is in; a modern client needs no `initialize` at all."
     ),
     list(
       case = "*-unsendable | l1-media | *-ellmer-remote",

@@ -207,15 +207,27 @@ check_meta <- function(meta, arg, call, class = "content") {
 check_block_annotations <- function(annotations, call) {
   if (is.null(annotations)) return(empty_object())
   annotations <- check_named_list(annotations, "annotations", call = call, class = "content")
+  # MCP's spelling is accepted too, as for tool annotations.
+  if ("lastModified" %in% names(annotations)) {
+    if ("last_modified" %in% names(annotations)) {
+      abort_mcplite(
+        "`annotations` gives `last_modified` more than once (in camelCase and snake_case).",
+        class = "content", arg = "annotations", call = call
+      )
+    }
+    names(annotations)[names(annotations) == "lastModified"] <- "last_modified"
+  }
   known <- c("audience", "priority", "last_modified")
   unknown <- setdiff(names(annotations), known)
   if (length(unknown) > 0) {
-    abort_mcplite(
+    # CRAN mcplite sends them, and MCP's schema allows other members.
+    warn_mcplite(
       sprintf(
-        "`annotations` has unknown name%s %s; use `audience`, `priority` or `last_modified`.",
-        if (length(unknown) > 1) "s" else "", quote_names(unknown)
+        "`annotations` has %s %s, which MCP does not define for content; %s sent as given.\nMCP's names: `audience`, `priority` and `last_modified`.",
+        if (length(unknown) > 1) "names" else "the name", quote_names(unknown),
+        if (length(unknown) > 1) "they are" else "it is"
       ),
-      class = "content", arg = "annotations", call = call
+      class = "unknown_annotation", arg = "annotations", call = call
     )
   }
   out <- empty_object()
@@ -224,19 +236,21 @@ check_block_annotations <- function(annotations, call) {
     out[[nm]] <- switch(nm,
       audience = check_audience(value, call),
       priority = check_priority(value, call),
-      last_modified = check_last_modified(value, call)
+      last_modified = check_last_modified(value, call),
+      value
     )
   }
+  if (length(unknown) > 0) check_fixed(out[unknown], "annotations", call = call, class = "content")
   out
 }
 
 check_audience <- function(x, call) {
   roles <- c("user", "assistant")
-  ok <- is.character(x) && length(x) > 0 && !anyNA(x) && all(x %in% roles) && !anyDuplicated(x)
+  ok <- is.character(x) && length(x) > 0 && !anyNA(x) && all(x %in% roles)
   if (!ok) {
     abort_mcplite(
       sprintf(
-        "`annotations$audience` must be \"user\", \"assistant\" or both (no repeats), not %s.",
+        "`annotations$audience` must be \"user\", \"assistant\" or both, not %s.",
         describe_value(x)
       ),
       class = "content", arg = "annotations", call = call

@@ -472,13 +472,14 @@ normalize_annotations <- function(annotations, arg, call, unknown = "keep") {
   for (i in seq_along(annotations)) {
     key <- sprintf("%s$%s", arg, nms[[i]])
     if (!known[[i]]) {
-      check_fixed(annotations[[i]], key, call = call, class = "argument")
+      next
     } else if (canonical[[i]] == "title") {
       check_string(annotations[[i]], key, call = call)
     } else {
       check_flag(annotations[[i]], key, call = call)
     }
   }
+  if (!all(known)) check_fixed(annotations[!known], arg, call = call, class = "argument")
   if (length(annotations) == 0) empty_object() else annotations
 }
 

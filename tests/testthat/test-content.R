@@ -88,14 +88,25 @@ test_that("constructors reject bad values", {
   expect_snapshot(error = TRUE, content_resource(text = "a"))
 })
 
+test_that("annotations MCP does not define are sent as given, with a warning, as CRAN mcplite does", {
+  expect_snapshot(b <- content_text("x", annotations = list(custom = list(a = 1L))))
+  expect_equal(json_fixed(b$annotations), '{"custom":{"a":1}}')
+  # MCP's own spelling of last_modified is the same annotation.
+  b <- content_text("x", annotations = list(lastModified = "2025-01-01T00:00:00Z"))
+  expect_equal(json_fixed(b$annotations), '{"last_modified":"2025-01-01T00:00:00Z"}')
+  expect_snapshot(error = TRUE, content_text("x", annotations = list(lastModified = "a", last_modified = "b")))
+  expect_snapshot(error = TRUE, content_text("x", annotations = list(custom = identity)))
+  # Repeated roles are allowed (the schema does not forbid them).
+  b <- content_text("x", annotations = list(audience = c("user", "user")))
+  expect_equal(b$annotations$audience, c("user", "user"))
+})
+
 test_that("bad annotations and meta are rejected", {
   expect_snapshot(error = TRUE, content_text("x", annotations = list(audience = "everyone")))
-  expect_snapshot(error = TRUE, content_text("x", annotations = list(audience = c("user", "user"))))
   expect_snapshot(error = TRUE, content_text("x", annotations = list(audience = character())))
   expect_snapshot(error = TRUE, content_text("x", annotations = list(priority = 2)))
   expect_snapshot(error = TRUE, content_text("x", annotations = list(priority = NA_real_)))
   expect_snapshot(error = TRUE, content_text("x", annotations = list(last_modified = 5)))
-  expect_snapshot(error = TRUE, content_text("x", annotations = list(lastModified = "2025")))
   expect_snapshot(error = TRUE, content_text("x", annotations = list("user")))
   expect_snapshot(error = TRUE, content_text("x", annotations = "user"))
   expect_snapshot(error = TRUE, content_text("x", meta = list(1)))

@@ -313,12 +313,12 @@ test_that("tool metadata is read by exact names", {
 test_that("annotations MCP does not define are sent as given, with a warning", {
   f <- function() 1
   expect_snapshot(t <- tool(f, "d", name = "a", annotations = list(readonly = TRUE, read_only_hint = FALSE)))
-  expect_equal(json_fixed(tool_meta(t)$annotations), '{"readonly":true,"readOnlyHint":false}')
+  expect_equal(json_fixed(tool_meta(t)$annotations), '{"readonly":true,"read_only_hint":false}')
   expect_warning(tool(f, "d", name = "a", annotations = list(`com.example/tier` = list(level = 2))),
                  class = "mcplite_warning_unknown_annotation")
   # ellmer's own extras are not MCP annotations and are left out.
   fake <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
                     name = "e", description = "E.", annotations = list(icon = "star", read_only_hint = TRUE))
   expect_no_warning(spec <- server_specs(fake)[[1]])
-  expect_equal(json_fixed(spec$annotations), '{"readOnlyHint":true}')
+  expect_equal(json_fixed(spec$annotations), '{"read_only_hint":true}')
 })

@@ -7,8 +7,8 @@
 //!   (protocol version, client capabilities, client info, log level) is served
 //!   statelessly in the version it names, after its `_meta` is validated;
 //! - otherwise `tools/list` and `tools/call` use the version negotiated by the
-//!   latest legacy `initialize`; before any `initialize` they get -32602, as a
-//!   modern request without its required `_meta` would;
+//!   latest legacy `initialize`; before any `initialize` they get -32600
+//!   "server not initialized" (what CRAN mcplite answers; the spec leaves it open);
 //! - `initialize` may be repeated and re-negotiates; it never affects modern
 //!   requests.
 
@@ -206,8 +206,10 @@ impl<F> Server<F> {
                     self.modern_version(msg)
                 } else {
                     self.legacy.ok_or_else(|| {
-                        RpcError::invalid_params(
-                            "send initialize first, or give the protocol version and client capabilities in params._meta",
+                        RpcError::new(
+                            ErrorCode::InvalidRequest,
+                            "Invalid Request: server not initialized; send initialize first, or give the protocol \
+                             version and client capabilities in params._meta",
                         )
                     })
                 };
@@ -217,6 +219,10 @@ impl<F> Server<F> {
                     Ok(v) => return self.call_tool(msg, id, v, host, traceparent),
                 }
             }
+            "notifications/initialized" | "notifications/cancelled" => Err(RpcError::new(
+                ErrorCode::InvalidRequest,
+                format!("Invalid Request: {} is a notification; send it without an id", msg.method),
+            )),
             other => Err(RpcError::new(ErrorCode::MethodNotFound, format!("Method not found: {other}"))),
         };
         Reply::Answer(match result {
@@ -247,7 +253,7 @@ impl<F> Server<F> {
         result.insert("protocolVersion".into(), Value::from(want.id));
         result.insert("capabilities".into(), version::server_capabilities());
         result.insert("serverInfo".into(), self.server_info_value());
-        if let Some(text) = &self.instructions {
+        if let Some(text) = self.instructions.as_ref().filter(|_| want.initialize_instructions) {
             result.insert("instructions".into(), Value::from(text.clone()));
         }
         Ok((v, Value::Object(result).to_string()))

@@ -102,7 +102,7 @@ fn number(out: &mut Vec<u8>, d: f64) {
 
 fn annotations(out: &mut Vec<u8>, a: &Annotations, v: &Version) {
     let last_modified = a.last_modified.as_ref().filter(|_| v.last_modified);
-    if a.audience.is_none() && a.priority.is_none() && last_modified.is_none() {
+    if a.audience.is_none() && a.priority.is_none() && last_modified.is_none() && a.other.is_empty() {
         return;
     }
     out.extend_from_slice(b",\"annotations\":{");
@@ -134,6 +134,12 @@ fn annotations(out: &mut Vec<u8>, a: &Annotations, v: &Version) {
         sep(out);
         key(out, "lastModified");
         string(out, m);
+    }
+    for (name, value) in &a.other {
+        sep(out);
+        string(out, name);
+        out.push(b':');
+        json_value(out, value);
     }
     out.push(b'}');
 }
@@ -362,6 +368,7 @@ mod tests {
                     audience: Some(vec![Role::User]),
                     priority: Some(0.5),
                     last_modified: Some("2025-01-01T00:00:00Z".into()),
+                    other: Map::new(),
                 },
                 meta: Some(json!({"b":2}).as_object().unwrap().clone()),
             }],

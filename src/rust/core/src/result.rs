@@ -106,12 +106,8 @@ pub struct Annotations {
     pub audience: Option<Vec<Role>>,
     pub priority: Option<f64>,
     pub last_modified: Option<String>,
-}
-
-impl Annotations {
-    pub fn is_empty(&self) -> bool {
-        self.audience.is_none() && self.priority.is_none() && self.last_modified.is_none()
-    }
+    /// Members MCP does not define, sent as given (the schema allows them).
+    pub other: Map<String, Value>,
 }
 
 /// One content block.

@@ -42,6 +42,9 @@ pub struct Version {
     pub strict_schema_members: bool,
     /// `resultType`, serverInfo in `_meta`, cache hints.
     pub modern_result: bool,
+    /// `instructions` in the `initialize` result. 2024-11-05's schema allows
+    /// it too; mcplite leaves it out there, as CRAN mcplite does.
+    pub initialize_instructions: bool,
 }
 
 /// Supported versions in preference order (what discovery advertises).
@@ -59,6 +62,7 @@ pub const VERSIONS: [Version; 4] = [
         content_meta: true,
         strict_schema_members: false,
         modern_result: true,
+        initialize_instructions: true,
     },
     Version {
         id: "2025-11-25",
@@ -73,6 +77,7 @@ pub const VERSIONS: [Version; 4] = [
         content_meta: true,
         strict_schema_members: true,
         modern_result: false,
+        initialize_instructions: true,
     },
     Version {
         id: "2025-06-18",
@@ -87,6 +92,7 @@ pub const VERSIONS: [Version; 4] = [
         content_meta: true,
         strict_schema_members: true,
         modern_result: false,
+        initialize_instructions: true,
     },
     Version {
         id: "2024-11-05",
@@ -101,6 +107,7 @@ pub const VERSIONS: [Version; 4] = [
         content_meta: false,
         strict_schema_members: true,
         modern_result: false,
+        initialize_instructions: false,
     },
 ];
 

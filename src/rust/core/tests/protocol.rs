@@ -51,7 +51,7 @@ fn legacy_handshake_list_and_call() {
     ]);
     assert_eq!(r.len(), 5);
     assert_eq!(r[0]["result"]["protocolVersion"], json!("2024-11-05"));
-    assert_eq!(r[0]["result"]["instructions"], json!("Be nice."));
+    assert!(r[0]["result"].get("instructions").is_none(), "not in 2024-11-05, as CRAN mcplite");
     assert_eq!(r[0]["result"]["capabilities"], json!({"tools":{"listChanged":false}}));
     assert_eq!(r[1]["result"]["tools"].as_array().unwrap().len(), 9);
     assert!(r[1]["result"].get("resultType").is_none());
@@ -95,7 +95,8 @@ fn modern_metadata_errors() {
     assert_eq!(r[1]["error"]["data"]["requested"], json!("2025-03-26"));
     assert_eq!(r[1]["error"]["data"]["supported"][0], json!("2026-07-28"));
     assert_eq!(r[2]["error"]["code"], json!(-32602));
-    assert_eq!(r[3]["error"]["code"], json!(-32602), "no initialize and no _meta");
+    assert_eq!(r[3]["error"]["code"], json!(-32600), "no initialize and no _meta");
+    assert!(r[3]["error"]["message"].as_str().unwrap().contains("not initialized"));
 }
 
 #[test]
@@ -164,6 +165,14 @@ fn a_panic_still_gives_one_answer_and_the_server_goes_on() {
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
 
 #[test]
+fn notifications_sent_as_requests_are_invalid_requests() {
+    let (r, _) = run(&[INIT, r#"{"jsonrpc":"2.0","id":1,"method":"notifications/initialized"}"#]);
+    assert_eq!(r[1]["error"]["code"], json!(-32600));
+    let (r, _) = run(&[INIT]);
+    assert_eq!(r[0]["result"]["instructions"], json!("Be nice."), "2025-11-25 carries instructions");
+}
+
+#[test]
 fn successful_calls_say_is_error_false() {
     let (r, _) = run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#)]);
     assert_eq!(r[0]["result"]["isError"], json!(false));
@@ -193,7 +202,7 @@ fn initialize_params_are_checked_for_the_version_negotiated() {
     assert_eq!(r[0]["result"]["protocolVersion"], json!("2024-11-05"));
     // A failed initialize negotiates nothing.
     let (r, _) = run(&[&init(r#"{"protocolVersion":"2025-11-25"}"#), r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#]);
-    assert_eq!(r[1]["error"]["code"], json!(-32602));
+    assert_eq!(r[1]["error"]["code"], json!(-32600));
 }
 
 #[test]

@@ -238,7 +238,12 @@ fn read_annotations<V: RValue>(b: &V, path: &str) -> Result<Annotations, String>
                 Some(s) => out.last_modified = Some(s),
                 None => return Err(format!("`{here}$last_modified` must be a single string, not {}", describe(&value))),
             },
-            _ => return Err(format!("`{here}` has the unknown name `{name}`")),
+            _ => {
+                let mut path = here.clone();
+                super::push_name(&mut path, &name);
+                let value = super::fixed::encode(&value, &path).map_err(fixed)?;
+                out.other.insert(name, value);
+            }
         }
     }
     Ok(out)
@@ -285,7 +290,13 @@ mod tests {
     fn a_good_result_reads_whole() {
         let r = ok(
             result(vec![
-                ("content", list(vec![block("text", vec![("text", s("hi")), ("annotations", named(vec![(Some("audience"), s("user"))]))])])),
+                (
+                    "content",
+                    list(vec![block(
+                        "text",
+                        vec![("text", s("hi")), ("annotations", named(vec![(Some("audience"), s("user")), (Some("custom"), int(&[1]))]))],
+                    )]),
+                ),
                 ("structured_json", s("{\"a\":1}")),
                 ("is_error", lgl(&[Some(false)])),
                 ("meta", named(vec![(Some("k"), s("v"))])),
@@ -294,6 +305,7 @@ mod tests {
         assert!(!r.is_error);
         assert_eq!(r.content.len(), 1);
         assert_eq!(r.content[0].annotations.audience, Some(vec![Role::User]));
+        assert_eq!(r.content[0].annotations.other["custom"], 1, "other members are sent as given");
         assert!(r.structured_is_object());
         assert_eq!(r.meta.as_ref().unwrap()["k"], "v");
     }

@@ -6,7 +6,7 @@ use crate::ffi;
 use crate::platform;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Finished, Idle, Started};
+use mcplite_core::dispatch::{CallContext, Ended, Finished, Idle, Started};
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::{Tool, ToolHost};
@@ -25,9 +25,8 @@ pub struct RHost {
     pub input_is_terminal: bool,
 }
 
-/// What to write if a tool ends R: the protocol output and the answer
-/// prepared for the call in flight.
-static IN_FLIGHT: Mutex<Option<(File, Vec<u8>)>> = Mutex::new(None);
+/// What to answer if the tool in flight ends R.
+static IN_FLIGHT: Mutex<Option<Ended>> = Mutex::new(None);
 /// The protocol output while serving, for the exit hook.
 static EXIT_OUTPUT: Mutex<Option<File>> = Mutex::new(None);
 
@@ -46,7 +45,9 @@ pub fn set_exit_output(out: Option<File>) {
 /// Called by R when the process ends (an exit finalizer): if a tool ended R
 /// (`quit()`), its request still gets its one answer.
 pub fn on_r_exit() {
-    if let Some((mut out, mut line)) = lock(&IN_FLIGHT).take() {
+    let Some(ended) = lock(&IN_FLIGHT).take() else { return };
+    if let Some(out) = lock(&EXIT_OUTPUT).as_mut() {
+        let mut line = ended.line::<Sx>();
         line.push(b'\n');
         let _ = out.write_all(&line).and_then(|_| out.flush());
     }
@@ -56,7 +57,7 @@ impl ToolHost for RHost {
     type Fun = RFun;
     type Value = Sx;
 
-    fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: &CallContext<'_>) -> Started<Sx> {
+    fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
         let Some(args) = build::arguments(arguments) else {
             return Started::Done(Finished::Failed(format!(
@@ -65,8 +66,7 @@ impl ToolHost for RHost {
         };
         // An interrupt that arrived while the server was idle is not for this tool.
         platform::take_interrupt();
-        let exit_out = lock(&EXIT_OUTPUT).as_ref().and_then(|f| f.try_clone().ok());
-        *lock(&IN_FLIGHT) = exit_out.map(|f| (f, cx.ended_line.to_vec()));
+        *lock(&IN_FLIGHT) = Some(cx.ended);
         let outcome = ffi::call(&self.invoker, &[&tool.fun.0, &args, &Robj::from(name)]);
         *lock(&IN_FLIGHT) = None;
         platform::flush_c_streams();

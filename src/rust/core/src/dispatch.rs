@@ -61,11 +61,40 @@ pub enum Started<V> {
 }
 
 /// What a call needs to know about the request it serves.
-pub struct CallContext<'a> {
+pub struct CallContext {
     /// W3C traceparent of the request's span, when tracing.
     pub traceparent: Option<String>,
     /// The answer to write if the tool ends the process (R's `quit()`).
-    pub ended_line: &'a [u8],
+    pub ended: Ended,
+}
+
+/// What to answer if a tool ends the process: R will not come back to the
+/// core, so the host keeps this and writes [`Ended::line`] from its exit hook.
+#[derive(Clone, Debug)]
+pub struct Ended {
+    id: RequestId,
+    version: VersionIndex,
+    tool: String,
+    server_info: std::sync::Arc<Value>,
+}
+
+impl Ended {
+    /// The answer line: a tool error saying the tool ended R.
+    pub fn line<V: RValue>(&self) -> Vec<u8> {
+        let message = format!("Tool {} ended the R process (it called quit()); the server has stopped.", self.tool);
+        answer_line::<V>(&self.id, self.version, &CallResult::tool_error(message), &self.server_info)
+    }
+}
+
+/// A whole answer line for a tool result.
+fn answer_line<V: RValue>(id: &RequestId, v: VersionIndex, result: &CallResult<V>, server_info: &Value) -> Vec<u8> {
+    let version = &VERSIONS[v];
+    let server_meta = version.modern_result.then_some((META_SERVER_INFO, server_info));
+    let mut line = Vec::with_capacity(256);
+    envelope::begin_result(&mut line, id);
+    write_result(&mut line, result, version, server_meta);
+    envelope::end_line(&mut line);
+    line
 }
 
 /// The host's answer to an idle moment.
@@ -84,7 +113,7 @@ pub trait ToolHost {
     type Value: RValue;
     /// Run the tool with these arguments (already checked with
     /// [`r::args::check`]), or start it on a worker.
-    fn call(&mut self, tool: &Tool<Self::Fun>, arguments: Option<Val<'_>>, cx: &CallContext<'_>) -> Started<Self::Value>;
+    fn call(&mut self, tool: &Tool<Self::Fun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Self::Value>;
     /// A call started earlier that has finished, waiting at most `wait`.
     fn poll(&mut self, _wait: Duration) -> Option<(TaskId, Finished<Self::Value>)> {
         None
@@ -142,13 +171,14 @@ pub enum Reply {
 pub struct Server<F> {
     tools: HashMap<String, Tool<F>>,
     instructions: Option<String>,
-    info: ServerInfo,
     /// Version negotiated by the latest legacy `initialize`.
     legacy: Option<VersionIndex>,
     /// `tools` arrays pre-serialized per version: byte-identical every time.
     tools_json: Vec<String>,
     /// Payload options for ordinary return values, read when serving started.
     json_options: rjson::Options,
+    /// `{"name":...,"version":...}`, for modern results' `_meta`.
+    server_info: std::sync::Arc<Value>,
 }
 
 fn error_answer(id: &RequestId, version: Option<VersionIndex>, err: RpcError) -> Answer {
@@ -176,11 +206,12 @@ impl<F> Server<F> {
                 return Err(format!("duplicate tool name: {name}"));
             }
         }
-        Ok(Server { tools: by_name, instructions, info, legacy: None, tools_json, json_options })
+        let server_info = std::sync::Arc::new(json!({"name": info.name, "version": info.version}));
+        Ok(Server { tools: by_name, instructions, legacy: None, tools_json, json_options, server_info })
     }
 
     fn server_info_value(&self) -> Value {
-        json!({"name": self.info.name, "version": self.info.version})
+        (*self.server_info).clone()
     }
 
     /// The version a message would be served in, for telemetry of
@@ -361,8 +392,8 @@ impl<F> Server<F> {
         let finished = match r::args::check(arguments, &tool.formals, name) {
             Err(message) => Finished::Failed(message),
             Ok(()) => {
-                let ended = self.ended_answer::<H::Value>(&id, v, name);
-                match host.call(tool, arguments, &CallContext { traceparent, ended_line: &ended }) {
+                let ended = Ended { id: id.clone(), version: v, tool: name.to_string(), server_info: self.server_info.clone() };
+                match host.call(tool, arguments, CallContext { traceparent, ended }) {
                     Started::Done(f) => f,
                     Started::Running(task) => {
                         return Reply::Pending(Pending { task, id, version: v, tool: name.to_string() })
@@ -383,24 +414,10 @@ impl<F> Server<F> {
             Ok(result) => (result, None),
             Err(message) => (CallResult::tool_error(message.clone()), Some(message)),
         };
-        let version = &VERSIONS[v];
-        let info = self.server_info_value();
-        let server_meta = version.modern_result.then_some((META_SERVER_INFO, &info));
-        let mut line = Vec::with_capacity(256);
-        envelope::begin_result(&mut line, id);
-        write_result(&mut line, &result, version, server_meta);
-        envelope::end_line(&mut line);
         Answer {
-            line,
+            line: answer_line(id, v, &result, &self.server_info),
             facts: Facts { version: Some(v), rpc_error: None, tool_error: result.is_error, failure, tool: Some(tool.to_string()) },
         }
-    }
-
-    /// The answer for a tool that ends the R process (`quit()`), prepared
-    /// before the tool runs because R will not return to us.
-    fn ended_answer<V: RValue>(&self, id: &RequestId, v: VersionIndex, tool: &str) -> Vec<u8> {
-        let message = format!("Tool {tool} ended the R process (it called quit()); the server has stopped.");
-        self.finish::<V>(id, v, tool, Finished::Failed(message)).line
     }
 
     /// The answer when a call fails in the service itself (a bug): -32603.

@@ -93,9 +93,9 @@ impl ToolHost for TestHost {
     type Fun = &'static str;
     type Value = TV;
 
-    fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, cx: &CallContext<'_>) -> Started<TV> {
+    fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, cx: CallContext) -> Started<TV> {
         self.calls += 1;
-        self.traceparents.push(cx.traceparent.clone());
+        self.traceparents.push(cx.traceparent);
         if let Some(ms) = args.and_then(|a| a.get("sleep_ms")).and_then(|v| v.raw_str().parse::<u64>().ok()) {
             // Lets a cancellation arrive while the call runs.
             std::thread::sleep(Duration::from_millis(ms));

@@ -1,7 +1,7 @@
 //! The R side of `ToolHost`: runs tool closures through the R-level invoker
 //! and reads what they return into the core's result types.
 
-use crate::guard::flush_c_streams;
+use crate::platform::flush_c_streams;
 use crate::rvalue::{char_utf8, inherits, list_elt, robj_to_value};
 use extendr_api::prelude::*;
 use extendr_ffi as ffi;

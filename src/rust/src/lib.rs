@@ -3,9 +3,9 @@
 
 use extendr_api::prelude::*;
 
-mod guard;
 mod host;
 mod otel;
+mod platform;
 mod rjson;
 mod rvalue;
 mod serve;

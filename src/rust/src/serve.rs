@@ -1,8 +1,8 @@
 //! `rust_serve()`: turn the R tool specs into core tool definitions and serve
 //! stdin/stdout until end of input.
 
-use crate::guard::StdoutGuard;
 use crate::host::{Formals, RHost};
+use crate::platform::StdioGuard;
 use crate::rvalue::{list_elt, robj_to_value};
 use extendr_api::prelude::*;
 use mcplite_core::result::ToolDef;
@@ -88,9 +88,13 @@ pub fn run(
         hook.call(pairlist!(telemetry.is_enabled())).map_err(|_| "the start hook failed".to_string())?;
     }
     crate::otel::set_tracer(telemetry.tracer().cloned());
-    let mut guard = StdoutGuard::install().map_err(|e| format!("cannot guard stdout: {e}"))?;
-    let input = BufReader::with_capacity(1 << 16, std::io::stdin());
-    let result = serve(input, guard.protocol(), &mut server, &mut host, &mut telemetry);
+    let mut guard = StdioGuard::install()
+        .map_err(|e| format!("cannot redirect standard input and output: {e}"))?;
+    let input = guard
+        .take_input()
+        .ok_or("standard input is already taken")?;
+    let input = BufReader::with_capacity(1 << 16, input);
+    let result = serve(input, guard.output(), &mut server, &mut host, &mut telemetry);
     crate::otel::set_tracer(None);
     telemetry.shutdown();
     drop(guard);

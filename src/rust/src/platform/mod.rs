@@ -1,0 +1,138 @@
+//! Everything that depends on the operating system lives here, behind one small
+//! API; the rest of the crate must not assume POSIX or Windows.
+//!
+//! # Standard input and output while serving
+//!
+//! An MCP server over stdio owns its standard output (protocol messages only)
+//! and its standard input (the client's messages). Tool code runs in the same
+//! process and may print (R's `print()`, C's `printf`, child processes that
+//! inherit the streams) or read standard input. [`StdioGuard`] keeps both
+//! away from the protocol:
+//!
+//! * While the guard is alive, descriptor/handle 1 (stdout) points at stderr
+//!   (at the null device if there is no stderr) and descriptor/handle 0 (stdin)
+//!   at the null device, so tool output lands in the client's log and tool
+//!   reads see end of file instead of stealing protocol input.
+//! * The protocol reads and writes private duplicates of the real stdin and
+//!   stdout, which child processes do not inherit (close-on-exec on unix, not
+//!   inheritable on Windows): a tool's child process never holds the protocol
+//!   pipes open and cannot write into them.
+//! * Dropping the guard flushes C stdio, then puts descriptors 0 and 1 back
+//!   (on Windows also the Win32 standard handles) and the previous SIGPIPE
+//!   disposition (unix).
+//!
+//! Only one guard can be alive at a time; `install()` fails while another
+//! one exists.
+//!
+//! ```ignore
+//! let mut guard = StdioGuard::install()?;            // flushes C stdio first
+//! let input = guard.take_input().expect("first take"); // real stdin, for the reader thread
+//! serve(BufReader::new(input), guard.output(), ...);  // real stdout
+//! drop(guard);                                          // everything restored
+//! ```
+//!
+//! # Implementations
+//!
+//! * `unix.rs` (uses `libc`): `fcntl(F_DUPFD_CLOEXEC)`, `dup2`, `/dev/null`.
+//!   SIGPIPE is caught by a handler that does nothing, so a write to a closed
+//!   stdout fails with `EPIPE` (ending the serve loop) instead of killing the
+//!   process or running R's own handler, which raises an R error. A handler
+//!   rather than `SIG_IGN`: an ignored signal stays ignored across `exec`, a
+//!   handler does not, so child processes of tools keep the default SIGPIPE.
+//! * `windows.rs` (std only: the C runtime and Win32 functions it needs are
+//!   declared there, so it builds with any Rust toolchain for
+//!   `x86_64-pc-windows-gnu`): the C runtime's `_dup2`/`_get_osfhandle` for
+//!   descriptors 0 and 1, `SetStdHandle` for the Win32 standard handles that
+//!   Rust's `std::io` and child processes use, `DuplicateHandle` without
+//!   inheritance for the private copies, `NUL` as the null device.
+//!
+//! `tools/check-windows.sh` builds this module with a test program
+//! (`tools/platform-check.rs`) for Linux and for Windows (run under wine).
+//! This module must keep compiling with rustc 1.63 and std alone for that.
+
+use std::fs::File;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use self::unix as imp;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use self::windows as imp;
+
+/// Flush every C stdio stream (`fflush(NULL)`), so that output a tool has
+/// buffered leaves before descriptors move.
+pub fn flush_c_streams() {
+    imp::flush_c_streams();
+}
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// While alive, the process's stdout points at stderr and its stdin at the null
+/// device; the protocol uses private, non-inheritable copies of the real ones.
+/// See the module documentation.
+pub struct StdioGuard {
+    output: File,
+    input: Option<File>,
+    input_is_terminal: bool,
+    saved: imp::Saved,
+}
+
+impl StdioGuard {
+    /// Flush C stdio, take private copies of the real stdin and stdout, then
+    /// point stdout at stderr and stdin at the null device (on unix, also
+    /// catch SIGPIPE). Fails if another guard is alive or the process has no
+    /// standard output; a process without standard input gets an input that is
+    /// at end of file.
+    pub fn install() -> io::Result<StdioGuard> {
+        if ACTIVE.swap(true, Ordering::SeqCst) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "standard input and output are already redirected by another server",
+            ));
+        }
+        flush_c_streams();
+        match imp::redirect() {
+            Ok(r) => Ok(StdioGuard {
+                output: r.output,
+                input: Some(r.input),
+                input_is_terminal: r.input_is_terminal,
+                saved: r.saved,
+            }),
+            Err(e) => {
+                ACTIVE.store(false, Ordering::SeqCst);
+                Err(e)
+            }
+        }
+    }
+
+    /// The real standard output: write protocol messages here.
+    pub fn output(&mut self) -> &mut File {
+        &mut self.output
+    }
+
+    /// The real standard input, for the protocol reader; `None` once taken.
+    /// The reader may outlive the guard (it owns its copy).
+    pub fn take_input(&mut self) -> Option<File> {
+        self.input.take()
+    }
+
+    /// Whether the real standard input was a terminal (someone started the
+    /// server by hand rather than through an MCP client).
+    #[allow(dead_code)] // API for the serve loop; only tools/platform-check.rs calls it yet
+    pub fn input_is_terminal(&self) -> bool {
+        self.input_is_terminal
+    }
+}
+
+impl Drop for StdioGuard {
+    fn drop(&mut self) {
+        flush_c_streams();
+        imp::restore(&mut self.saved, &self.output);
+        ACTIVE.store(false, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,264 @@
+//! Windows: the C runtime's descriptors 0 and 1 (what R and C code write to and
+//! read from), the Win32 standard handles (what Rust's `std::io` and child
+//! processes use), and private copies of the real handles that child processes
+//! do not inherit. Std only: the functions are declared here, so the module
+//! builds with any toolchain for `x86_64-pc-windows-gnu` (down to rustc 1.63).
+//!
+//! The C runtime is whichever the final link uses (UCRT with Rtools 4.2 and
+//! later, like R itself), so these descriptors are R's.
+
+use std::ffi::c_void;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::raw::{c_char, c_int};
+use std::os::windows::io::{AsRawHandle, FromRawHandle, IntoRawHandle};
+
+type Handle = *mut c_void;
+
+const STD_INPUT_HANDLE: u32 = -10i32 as u32;
+const STD_OUTPUT_HANDLE: u32 = -11i32 as u32;
+const DUPLICATE_SAME_ACCESS: u32 = 0x0000_0002;
+const O_RDONLY: c_int = 0x0000;
+const O_WRONLY: c_int = 0x0001;
+const O_NOINHERIT: c_int = 0x0080;
+const O_BINARY: c_int = 0x8000;
+
+#[link(name = "kernel32")]
+extern "system" {
+    fn GetStdHandle(which: u32) -> Handle;
+    fn SetStdHandle(which: u32, handle: Handle) -> i32;
+    fn GetCurrentProcess() -> Handle;
+    fn DuplicateHandle(
+        source_process: Handle,
+        source: Handle,
+        target_process: Handle,
+        target: *mut Handle,
+        access: u32,
+        inherit: i32,
+        options: u32,
+    ) -> i32;
+    fn GetConsoleMode(handle: Handle, mode: *mut u32) -> i32;
+    fn CloseHandle(handle: Handle) -> i32;
+}
+
+extern "C" {
+    fn _dup2(source: c_int, target: c_int) -> c_int;
+    fn _close(fd: c_int) -> c_int;
+    fn _get_osfhandle(fd: c_int) -> isize;
+    fn _open_osfhandle(handle: isize, flags: c_int) -> c_int;
+    fn _open(path: *const c_char, flags: c_int, ...) -> c_int;
+    fn _setmode(fd: c_int, mode: c_int) -> c_int;
+    fn fflush(stream: *mut c_void) -> c_int;
+}
+
+/// What `redirect()` hands to the guard.
+pub(super) struct Redirected {
+    pub output: File,
+    pub input: File,
+    pub input_is_terminal: bool,
+    pub saved: Saved,
+}
+
+/// What `restore()` needs besides the protocol output.
+pub(super) struct Saved {
+    /// A private copy of the original stdin; `None` when there was none.
+    stdin: Option<File>,
+    /// Text/binary modes of descriptors 1 and 0 before (-1: unknown).
+    out_mode: c_int,
+    in_mode: c_int,
+}
+
+pub(super) fn flush_c_streams() {
+    // SAFETY: fflush(NULL) flushes every open output stream.
+    unsafe {
+        fflush(std::ptr::null_mut());
+    }
+}
+
+/// The OS handle behind C descriptor 0, 1 or 2, if it has one. (The C runtime
+/// keeps these three descriptors open, with handle -2 when there is no
+/// stream, so asking never trips its invalid-parameter handler.)
+fn crt_handle(fd: c_int) -> Option<Handle> {
+    // SAFETY: fd is 0, 1 or 2, which the C runtime always knows.
+    let h = unsafe { _get_osfhandle(fd) };
+    if h == -1 || h == -2 {
+        None
+    } else {
+        Some(h as Handle)
+    }
+}
+
+fn win_std_handle(which: u32) -> Option<Handle> {
+    // SAFETY: GetStdHandle has no preconditions.
+    let h = unsafe { GetStdHandle(which) };
+    if h.is_null() || h as isize == -1 {
+        None
+    } else {
+        Some(h)
+    }
+}
+
+/// The real stream behind descriptor `fd`: the C runtime's view first (what R
+/// uses), else the Win32 standard handle.
+fn real_handle(fd: c_int, which: u32) -> Option<Handle> {
+    crt_handle(fd).or_else(|| win_std_handle(which))
+}
+
+/// A private, non-inheritable copy of `handle`.
+fn private_dup(handle: Handle) -> io::Result<File> {
+    let mut copy: Handle = std::ptr::null_mut();
+    // SAFETY: DuplicateHandle validates `handle`; on success `copy` is ours.
+    let ok = unsafe {
+        let me = GetCurrentProcess();
+        DuplicateHandle(me, handle, me, &mut copy, 0, 0, DUPLICATE_SAME_ACCESS)
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `copy` is an open handle that nothing else owns.
+    Ok(unsafe { File::from_raw_handle(copy) })
+}
+
+/// A new, non-inheritable C descriptor on the null device.
+fn crt_null(flags: c_int) -> io::Result<c_int> {
+    // SAFETY: a NUL-terminated path and plain flags.
+    let fd = unsafe {
+        _open(
+            b"NUL\0".as_ptr() as *const c_char,
+            flags | O_BINARY | O_NOINHERIT,
+        )
+    };
+    if fd < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(fd)
+    }
+}
+
+/// Text or binary mode of descriptor 0 or 1, -1 if unknown.
+fn crt_mode(fd: c_int) -> c_int {
+    // SAFETY: _setmode on 0/1, set back at once; it returns the previous mode.
+    unsafe {
+        let mode = _setmode(fd, O_BINARY);
+        if mode != -1 {
+            _setmode(fd, mode);
+        }
+        mode
+    }
+}
+
+/// Make C descriptor `fd` a copy of `handle` (in text/binary `mode` unless -1).
+fn point_fd_at(fd: c_int, handle: Handle, mode: c_int) -> bool {
+    let tmp = match private_dup(handle) {
+        Ok(f) => f.into_raw_handle(),
+        Err(_) => return false,
+    };
+    // SAFETY: the C runtime takes ownership of `tmp` with the new descriptor,
+    // which _dup2 copies onto `fd` and which is closed right after.
+    unsafe {
+        let tmp_fd = _open_osfhandle(tmp as isize, 0);
+        if tmp_fd < 0 {
+            CloseHandle(tmp);
+            return false;
+        }
+        let ok = _dup2(tmp_fd, fd) == 0;
+        _close(tmp_fd);
+        if ok && mode != -1 {
+            _setmode(fd, mode);
+        }
+        ok
+    }
+}
+
+/// Make the Win32 standard input and output handles follow descriptors 0 and 1
+/// (the C runtime does it itself only in console programs).
+fn sync_std_handles() {
+    // SAFETY: SetStdHandle accepts any value, including null (no stream).
+    unsafe {
+        SetStdHandle(
+            STD_OUTPUT_HANDLE,
+            crt_handle(1).unwrap_or(std::ptr::null_mut()),
+        );
+        SetStdHandle(
+            STD_INPUT_HANDLE,
+            crt_handle(0).unwrap_or(std::ptr::null_mut()),
+        );
+    }
+}
+
+pub(super) fn redirect() -> io::Result<Redirected> {
+    let out = real_handle(1, STD_OUTPUT_HANDLE).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            "the process has no standard output",
+        )
+    })?;
+    let output = private_dup(out)?;
+    let (input, stdin, input_is_terminal) = match real_handle(0, STD_INPUT_HANDLE) {
+        Some(h) => {
+            let mut mode = 0u32;
+            // SAFETY: GetConsoleMode fails (returns 0) on anything but a console.
+            let console = unsafe { GetConsoleMode(h, &mut mode) } != 0;
+            (private_dup(h)?, Some(private_dup(h)?), console)
+        }
+        // No standard input at all: the protocol sees end of file.
+        None => (OpenOptions::new().read(true).open("NUL")?, None, false),
+    };
+    let out_mode = crt_mode(1);
+    let in_mode = crt_mode(0);
+
+    let null_in = crt_null(O_RDONLY)?;
+    let null_out = if crt_handle(2).is_some() {
+        None
+    } else {
+        match crt_null(O_WRONLY) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                // SAFETY: closing the descriptor opened above.
+                unsafe { _close(null_in) };
+                return Err(e);
+            }
+        }
+    };
+    // SAFETY: _dup2 between descriptors that are open (it can only fail in
+    // DuplicateHandle, whose error is read at once); the temporary null
+    // descriptors are closed afterwards.
+    let moved = unsafe {
+        let moved = if _dup2(null_out.unwrap_or(2), 1) != 0 || _dup2(null_in, 0) != 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        };
+        _close(null_in);
+        if let Some(fd) = null_out {
+            _close(fd);
+        }
+        moved
+    };
+    if let Err(e) = moved {
+        point_fd_at(1, output.as_raw_handle(), out_mode);
+        sync_std_handles();
+        return Err(e);
+    }
+    sync_std_handles();
+    Ok(Redirected {
+        output,
+        input,
+        input_is_terminal,
+        saved: Saved {
+            stdin,
+            out_mode,
+            in_mode,
+        },
+    })
+}
+
+/// Put descriptors 0 and 1 and the Win32 standard handles back. Descriptor 0
+/// stays on the null device if the process started without a standard input.
+pub(super) fn restore(saved: &mut Saved, output: &File) {
+    point_fd_at(1, output.as_raw_handle(), saved.out_mode);
+    if let Some(stdin) = saved.stdin.take() {
+        point_fd_at(0, stdin.as_raw_handle(), saved.in_mode);
+    }
+    sync_std_handles();
+}

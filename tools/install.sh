@@ -72,8 +72,10 @@ todo=$(r_unmet) || { log "checking R packages failed"; exit 1; }
 todo=$(echo $todo)
 if [ -n "$todo" ]; then
   log "CRAN: $todo (into $rlib)"
-  # A separate R process, with the user's profile: its repos option is used.
-  MCPLITE_TODO="$todo" MCPLITE_LIB="$rlib" Rscript -e '
+  # A separate R process that reads the user's profiles (their repos option)
+  # but not environ files, so it sees the same libraries as `Rscript --vanilla`
+  # and installs every dependency those sessions lack.
+  MCPLITE_TODO="$todo" MCPLITE_LIB="$rlib" Rscript --no-environ -e '
     repos <- getOption("repos")
     if (!length(repos)) repos <- c(CRAN = "@CRAN@")
     repos[repos == "@CRAN@"] <- "https://cloud.r-project.org"

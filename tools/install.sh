@@ -12,7 +12,7 @@ cd "$root"
 log() { printf '[install] %s\n' "$*" >&2; }
 
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
-  export PATH="$PATH:$HOME/.cargo/bin"
+  export PATH="$HOME/.cargo/bin:$PATH" # rustup's cargo with rustup's rustc
 fi
 command -v cargo >/dev/null 2>&1 || { log "cargo (rustc >= 1.85) is required: see SystemRequirements"; exit 1; }
 

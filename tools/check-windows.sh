@@ -57,8 +57,11 @@ libc_src=$(ls -d "$work"/vendor/libc-*)
 # ---- 2. Windows, under wine -------------------------------------------------
 log "windows: $("$windows_rustc" --version), $(x86_64-w64-mingw32-gcc --version | head -1)"
 mkdir -p "$work/windows"
-"$windows_rustc" --edition 2021 --target x86_64-pc-windows-gnu -C linker=x86_64-w64-mingw32-gcc \
-  -O -D warnings tools/platform-check.rs -o "$work/windows/platform-check.exe"
+for gui in "" gui; do
+  "$windows_rustc" --edition 2021 --target x86_64-pc-windows-gnu -C linker=x86_64-w64-mingw32-gcc \
+    -O -D warnings ${gui:+--cfg platform_check_gui} tools/platform-check.rs \
+    -o "$work/windows/platform-check${gui:+-gui}.exe"
+done
 export WINEPREFIX=${WINEPREFIX:-$work/wineprefix} WINEDEBUG=-all
 wineserver=$(dirname "$wine64")/wineserver64
 [ -x "$wineserver" ] || wineserver=$(dirname "$wine64")/wineserver
@@ -66,6 +69,8 @@ log "running under $wine64 (WINEPREFIX=$WINEPREFIX)"
 "$wine64" wineboot --init >/dev/null 2>&1 || true  # create the prefix quietly
 status=0
 "$wine64" "$work/windows/platform-check.exe" || status=$?
+# The subject as a GUI program (like Rgui), driven by the console program.
+"$wine64" "$work/windows/platform-check.exe" driver-gui || status=$?
 "$wineserver" -w 2>/dev/null || true  # let wine finish before the prefix goes
 [ "$status" -eq 0 ] || { log "the Windows implementation failed"; exit 1; }
 log "both implementations passed"

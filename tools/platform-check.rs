@@ -6,12 +6,21 @@
 //! The program runs itself in roles, picked by the first argument:
 //! * (none)  driver: starts a `subject` with piped stdin/stdout/stderr, plays
 //!           the MCP client, and checks exactly what reached each pipe;
+//! * driver-gui: the same with the subject from `platform-check-gui.exe`
+//!           beside this program: the same source built as a Windows GUI
+//!           program (`--cfg platform_check_gui`), like Rgui. (Microsoft's C
+//!           runtime updates the Win32 standard handles in `_dup2` only in
+//!           console programs, which is why the module sets them itself;
+//!           wine's does it in GUI programs too, so under wine this run
+//!           cannot show that the module's own `SetStdHandle` is needed.)
 //! * subject: installs the guard and behaves like a server whose tools print,
 //!           read stdin and start child processes; checks what it can see
 //!           from inside and exits 1 with FAIL lines on stderr otherwise;
 //! * child:   a tool's child process: reports on stdout what it read on stdin;
 //! * linger:  a child process with no standard streams that outlives the
 //!           subject, to show it does not hold the protocol pipes open.
+
+#![cfg_attr(platform_check_gui, windows_subsystem = "windows")]
 
 #[path = "../src/rust/src/platform/mod.rs"]
 mod platform;
@@ -94,7 +103,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let role = args.get(1).map(String::as_str).unwrap_or("driver");
     let code = match role {
-        "driver" => driver(),
+        "driver" => driver(None),
+        "driver-gui" => driver(Some("platform-check-gui.exe")),
         "subject" => subject(&args[2]),
         "child" => child(&args[2]),
         "linger" => linger(&args[2]),
@@ -319,9 +329,12 @@ fn read_line_unbuffered(f: &mut std::fs::File) -> String {
     String::from_utf8_lossy(&line).into_owned()
 }
 
-fn driver() -> i32 {
+fn driver(subject_program: Option<&str>) -> i32 {
     let mut c = Checks { failed: 0 };
-    let exe = std::env::current_exe().unwrap();
+    let mut exe = std::env::current_exe().unwrap();
+    if let Some(name) = subject_program {
+        exe.set_file_name(name);
+    }
     let marker = std::env::temp_dir().join(format!("platform-check-linger-{}", std::process::id()));
     let _ = std::fs::remove_file(&marker);
     let mut sub = match Command::new(&exe)
@@ -440,8 +453,13 @@ fn driver() -> i32 {
     );
     let _ = std::fs::remove_file(&marker);
     println!(
-        "platform-check ({}): {} failed",
+        "platform-check ({}{}): {} failed",
         std::env::consts::OS,
+        if subject_program.is_some() {
+            ", GUI subject"
+        } else {
+            ""
+        },
         c.failed
     );
     if c.failed == 0 {

@@ -16,7 +16,8 @@ if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
 fi
 command -v cargo >/dev/null 2>&1 || { log "cargo (rustc >= 1.85) is required: see SystemRequirements"; exit 1; }
 
-apt_pkgs=(pandoc qpdf xz-utils libcurl4-openssl-dev libssl-dev pkg-config
+# devscripts: checkbashisms, which R CMD check --as-cran runs on configure.
+apt_pkgs=(pandoc qpdf xz-utils libcurl4-openssl-dev libssl-dev pkg-config devscripts
   r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-pkgdown r-cran-processx
   r-cran-testthat r-cran-curl r-cran-openssl r-cran-later r-cran-promises
   r-cran-rlang r-cran-cli r-cran-r6 r-cran-glue r-cran-lifecycle)

@@ -19,7 +19,7 @@ stdio_server <- c(
   "  out <- system('wc -c', intern = TRUE)",
   "  paste('child read', trimws(out), 'bytes')",
   "}, name = 'child_reads', description = 'A child process reads standard input to its end.')",
-  "linger <- tool(function() { system('sleep 15 &'); 'started' },",
+  "linger <- tool(function() { system('sleep 30 &'); 'started' },",
   "  name = 'linger', description = 'Leave a child process running.')",
   "add <- tool(function(a, b) a + b, name = 'add', description = 'Add.',",
   "  arguments = list(a = type_number(), b = type_number()))",
@@ -68,12 +68,12 @@ test_that("a child process left running by a tool does not hold the client's std
   proc$write_input(paste0(initialize_line("2025-11-25"), "\n", legacy_call(1, "linger"), "\n"))
   close(proc$get_input_connection())
   lines <- character()
-  deadline <- Sys.time() + 10
+  deadline <- Sys.time() + 25
   while (proc$is_incomplete_output() && Sys.time() < deadline) {
     proc$poll_io(200)
     lines <- c(lines, proc$read_output_lines())
   }
-  # The child sleeps 15 s: end of file within 10 s means it does not hold stdout.
+  # The child sleeps 30 s: end of file within 25 s means it does not hold stdout.
   expect_false(proc$is_incomplete_output())
   expect_length(lines, 2)
   expect_match(lines[[2]], '"text":"started"', fixed = TRUE)

@@ -79,6 +79,10 @@
 #' `print()`, C code or child processes started with `system()`) is sent to
 #' standard error too: while the server runs, the process's standard output
 #' is redirected there and protocol messages go through a private copy of it.
+#' Likewise, standard input is the null device while the server runs: a tool
+#' (or a program it starts) that reads standard input gets end of file at once
+#' and never sees the client's requests. Both are restored when
+#' `mcp_server()` returns.
 #'
 #' ## Tracing
 #' With an OpenTelemetry exporter configured in the environment, every valid

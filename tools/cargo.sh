@@ -8,7 +8,7 @@ if [ ! -d "$src/vendor" ] || [ "$src/rust/vendor.tar.xz" -nt "$src/vendor" ]; th
 fi
 mkdir -p "$src/.cargo" && cp "$src/rust/vendor-config.toml" "$src/.cargo/config.toml"
 export CARGO_HOME="$src/.cargo"
-command -v cargo >/dev/null 2>&1 || export PATH="$PATH:$HOME/.cargo/bin"
+command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
 cd "$src/rust"
 sub=$1; shift
 exec cargo "$sub" --offline --locked "$@"

@@ -6,7 +6,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-command -v cargo >/dev/null 2>&1 || export PATH="$PATH:$HOME/.cargo/bin"
+command -v cargo >/dev/null 2>&1 || export PATH="$HOME/.cargo/bin:$PATH"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 passed=0 failed=0 skipped=0 status=0

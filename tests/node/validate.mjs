@@ -29,16 +29,13 @@ const ALIASES = {
 // (protocol README 1.6 rows 2-4 and 7, 1.7).
 const UNREADABLE_ID_CODES = new Set([-32700, -32600]);
 
-/** Directory holding <version>/schema.json. */
+/**
+ * Directory holding <version>/schema.json: MCPLITE_SCHEMA_DIR, else the copies
+ * of the official schemas in this repository (tests/schema, see its README).
+ */
 export function schemaDir() {
   if (process.env.MCPLITE_SCHEMA_DIR) return resolve(process.env.MCPLITE_SCHEMA_DIR);
-  // tests/node -> repo root -> ../shared (the CI clone layout), else repo-local shared/.
-  const root = resolve(here, "..", "..");
-  const candidates = [
-    join(root, "..", "shared", "protocol", "schema"),
-    join(root, "shared", "protocol", "schema"),
-  ];
-  return candidates.find((d) => existsSync(join(d, "2026-07-28", "schema.json"))) ?? candidates[0];
+  return resolve(here, "..", "schema");
 }
 
 export function createValidator(dir = schemaDir()) {

@@ -289,6 +289,8 @@ skip_if_no_mcplite_child <- function() {
 
 mcp_state <- new.env(parent = emptyenv())
 
+# The validator reads the official schemas from tests/schema beside it (see
+# tests/schema/README.md), so only the repository is needed.
 mcp_validator_script <- function() {
   env <- Sys.getenv("MCPLITE_VALIDATOR")
   candidates <- c(

@@ -54,6 +54,7 @@ use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// R's own flag for an interrupt not yet acted on (Ctrl-C, SIGINT).
 mod interrupts;
 pub use interrupts::take_interrupt;
 
@@ -94,7 +95,7 @@ impl StdioGuard {
     pub fn install() -> io::Result<StdioGuard> {
         if ACTIVE.swap(true, Ordering::SeqCst) {
             return Err(io::Error::new(
-                io::ErrorKind::Other,
+                io::ErrorKind::AlreadyExists,
                 "standard input and output are already redirected by another server",
             ));
         }
@@ -126,7 +127,6 @@ impl StdioGuard {
 
     /// Whether the real standard input was a terminal (someone started the
     /// server by hand rather than through an MCP client).
-    #[allow(dead_code)] // API for the serve loop; only tools/platform-check.rs calls it yet
     pub fn input_is_terminal(&self) -> bool {
         self.input_is_terminal
     }

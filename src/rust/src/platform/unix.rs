@@ -45,7 +45,10 @@ fn private_dup(fd: libc::c_int) -> io::Result<File> {
 /// The null device, as a private descriptor (never 0-2, even when one of those
 /// was closed, so it can be the source of a `dup2` onto them).
 fn null_device(write: bool) -> io::Result<File> {
-    let f = OpenOptions::new().read(!write).write(write).open("/dev/null")?;
+    let f = OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .open("/dev/null")?;
     private_dup(f.as_raw_fd())
 }
 
@@ -92,25 +95,32 @@ pub(super) fn redirect() -> io::Result<Redirected> {
         Err(e) => return Err(e),
     };
     let null_in = null_device(false)?;
-    let null_out = if is_open(2) { None } else { Some(null_device(true)?) };
+    let null_out = if is_open(2) {
+        None
+    } else {
+        Some(null_device(true)?)
+    };
     let out_target = null_out.as_ref().map_or(2, |f| f.as_raw_fd());
 
     let sigpipe = catch_sigpipe()?;
-    // SAFETY: dup2 onto 0 and 1 from descriptors that are open; on failure
-    // fd 1 is put back from the private copy of the real stdout.
-    let moved = unsafe {
-        check(libc::dup2(out_target, 1)).and_then(|_| {
-            check(libc::dup2(null_in.as_raw_fd(), 0)).map_err(|e| {
-                libc::dup2(output.as_raw_fd(), 1);
-                e
-            })
-        })
-    };
-    if let Err(e) = moved {
+    // SAFETY: dup2 onto fd 1 from an open descriptor.
+    if let Err(e) = check(unsafe { libc::dup2(out_target, 1) }) {
         set_sigpipe(&sigpipe);
         return Err(e);
     }
-    Ok(Redirected { output, input, input_is_terminal, saved: Saved { stdin, sigpipe } })
+    // SAFETY: as above, onto fd 0; on failure fd 1 goes back to the real stdout.
+    if let Err(e) = check(unsafe { libc::dup2(null_in.as_raw_fd(), 0) }) {
+        // SAFETY: dup2 from the private copy of the real stdout back onto fd 1.
+        unsafe { libc::dup2(output.as_raw_fd(), 1) };
+        set_sigpipe(&sigpipe);
+        return Err(e);
+    }
+    Ok(Redirected {
+        output,
+        input,
+        input_is_terminal,
+        saved: Saved { stdin, sigpipe },
+    })
 }
 
 /// Put fd 1, fd 0 and SIGPIPE back. fd 0 stays on the null device if the

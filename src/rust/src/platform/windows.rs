@@ -122,9 +122,14 @@ fn private_dup(handle: Handle) -> io::Result<File> {
 /// A new, non-inheritable C descriptor on the null device.
 fn crt_null(flags: c_int) -> io::Result<c_int> {
     // SAFETY: a NUL-terminated path and plain flags.
-    let fd = unsafe { _open(b"NUL\0".as_ptr() as *const c_char, flags | O_BINARY | O_NOINHERIT) };
+    let fd = unsafe {
+        _open(
+            b"NUL\0".as_ptr() as *const c_char,
+            flags | O_BINARY | O_NOINHERIT,
+        )
+    };
     if fd < 0 {
-        Err(io::Error::new(io::ErrorKind::Other, "cannot open the NUL device"))
+        Err(io::Error::last_os_error())
     } else {
         Ok(fd)
     }
@@ -170,14 +175,24 @@ fn point_fd_at(fd: c_int, handle: Handle, mode: c_int) -> bool {
 fn sync_std_handles() {
     // SAFETY: SetStdHandle accepts any value, including null (no stream).
     unsafe {
-        SetStdHandle(STD_OUTPUT_HANDLE, crt_handle(1).unwrap_or(std::ptr::null_mut()));
-        SetStdHandle(STD_INPUT_HANDLE, crt_handle(0).unwrap_or(std::ptr::null_mut()));
+        SetStdHandle(
+            STD_OUTPUT_HANDLE,
+            crt_handle(1).unwrap_or(std::ptr::null_mut()),
+        );
+        SetStdHandle(
+            STD_INPUT_HANDLE,
+            crt_handle(0).unwrap_or(std::ptr::null_mut()),
+        );
     }
 }
 
 pub(super) fn redirect() -> io::Result<Redirected> {
-    let out = real_handle(1, STD_OUTPUT_HANDLE)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the process has no standard output"))?;
+    let out = real_handle(1, STD_OUTPUT_HANDLE).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            "the process has no standard output",
+        )
+    })?;
     let output = private_dup(out)?;
     let (input, stdin, input_is_terminal) = match real_handle(0, STD_INPUT_HANDLE) {
         Some(h) => {
@@ -205,25 +220,37 @@ pub(super) fn redirect() -> io::Result<Redirected> {
             }
         }
     };
-    // SAFETY: _dup2 between descriptors that are open; the temporary null
+    // SAFETY: _dup2 between descriptors that are open (it can only fail in
+    // DuplicateHandle, whose error is read at once); the temporary null
     // descriptors are closed afterwards.
     let moved = unsafe {
-        let out_ok = _dup2(null_out.unwrap_or(2), 1) == 0;
-        let in_ok = out_ok && _dup2(null_in, 0) == 0;
+        let moved = if _dup2(null_out.unwrap_or(2), 1) != 0 || _dup2(null_in, 0) != 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        };
         _close(null_in);
         if let Some(fd) = null_out {
             _close(fd);
         }
-        in_ok
+        moved
     };
-    if !moved {
-        let err = io::Error::new(io::ErrorKind::Other, "cannot redirect descriptors 0 and 1");
+    if let Err(e) = moved {
         point_fd_at(1, output.as_raw_handle(), out_mode);
         sync_std_handles();
-        return Err(err);
+        return Err(e);
     }
     sync_std_handles();
-    Ok(Redirected { output, input, input_is_terminal, saved: Saved { stdin, out_mode, in_mode } })
+    Ok(Redirected {
+        output,
+        input,
+        input_is_terminal,
+        saved: Saved {
+            stdin,
+            out_mode,
+            in_mode,
+        },
+    })
 }
 
 /// Put descriptors 0 and 1 and the Win32 standard handles back. Descriptor 0

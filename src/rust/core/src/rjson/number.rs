@@ -303,6 +303,7 @@ mod tests {
         write_g(&mut o, v, p);
         String::from_utf8(o).unwrap()
     }
+    #[cfg(unix)]
     fn c_g(v: f64, p: i32) -> String {
         let mut buf = [0u8; 64];
         let fmt = b"%.*g\0";
@@ -405,6 +406,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn g_matches_libc_snprintf() {
         let mut s = 0x9E3779B97F4A7C15u64;
         let mut checked = 0;

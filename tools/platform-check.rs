@@ -1,0 +1,496 @@
+//! Checks the platform layer (src/rust/src/platform) on the OS it is built
+//! for: tools/check-windows.sh builds it for Linux (native) and for Windows
+//! (x86_64-pc-windows-gnu, run under wine). Plain rustc, no cargo; must build
+//! with rustc 1.63 and std alone on Windows (libc on unix, like the module).
+//!
+//! The program runs itself in roles, picked by the first argument:
+//! * (none)  driver: starts a `subject` with piped stdin/stdout/stderr, plays
+//!           the MCP client, and checks exactly what reached each pipe;
+//! * driver-gui: the same with the subject from `platform-check-gui.exe`
+//!           beside this program: the same source built as a Windows GUI
+//!           program (`--cfg platform_check_gui`), like Rgui. (Microsoft's C
+//!           runtime updates the Win32 standard handles in `_dup2` only in
+//!           console programs, which is why the module sets them itself;
+//!           wine's does it in GUI programs too, so under wine this run
+//!           cannot show that the module's own `SetStdHandle` is needed.)
+//! * subject: installs the guard and behaves like a server whose tools print,
+//!           read stdin and start child processes; checks what it can see
+//!           from inside and exits 1 with FAIL lines on stderr otherwise;
+//! * child:   a tool's child process: reports on stdout what it read on stdin;
+//! * linger:  a child process with no standard streams that outlives the
+//!           subject, to show it does not hold the protocol pipes open.
+
+#![cfg_attr(platform_check_gui, windows_subsystem = "windows")]
+
+#[path = "../src/rust/src/platform/mod.rs"]
+mod platform;
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::raw::{c_char, c_int};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+// R's interrupt flags, which the platform layer reads and clears; this program
+// has no R, so it defines them.
+#[no_mangle]
+#[allow(non_upper_case_globals)]
+pub static mut R_interrupts_pending: c_int = 0;
+#[cfg(windows)]
+#[no_mangle]
+#[allow(non_upper_case_globals)]
+pub static mut UserBreak: c_int = 0;
+
+extern "C" {
+    fn puts(s: *const c_char) -> c_int;
+    fn system(command: *const c_char) -> c_int;
+}
+
+#[cfg(unix)]
+mod os {
+    use std::os::raw::{c_int, c_void};
+    pub fn raw_write(fd: c_int, buf: &[u8]) -> isize {
+        unsafe { libc::write(fd, buf.as_ptr() as *const c_void, buf.len()) as isize }
+    }
+    pub fn raw_read(fd: c_int, buf: &mut [u8]) -> isize {
+        unsafe { libc::read(fd, buf.as_mut_ptr() as *mut c_void, buf.len()) as isize }
+    }
+    /// Is this file's descriptor closed in child processes?
+    pub fn not_inherited(f: &std::fs::File) -> bool {
+        use std::os::unix::io::AsRawFd;
+        let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFD) };
+        flags >= 0 && flags & libc::FD_CLOEXEC != 0
+    }
+    pub fn shell_quote(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(windows)]
+mod os {
+    use std::os::raw::{c_int, c_uint, c_void};
+    extern "C" {
+        fn _write(fd: c_int, buf: *const c_void, n: c_uint) -> c_int;
+        fn _read(fd: c_int, buf: *mut c_void, n: c_uint) -> c_int;
+    }
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetHandleInformation(handle: *mut c_void, flags: *mut u32) -> i32;
+    }
+    pub fn raw_write(fd: c_int, buf: &[u8]) -> isize {
+        unsafe { _write(fd, buf.as_ptr() as *const c_void, buf.len() as c_uint) as isize }
+    }
+    pub fn raw_read(fd: c_int, buf: &mut [u8]) -> isize {
+        unsafe { _read(fd, buf.as_mut_ptr() as *mut c_void, buf.len() as c_uint) as isize }
+    }
+    /// Is this file's handle kept from child processes?
+    pub fn not_inherited(f: &std::fs::File) -> bool {
+        use std::os::windows::io::AsRawHandle;
+        let mut flags = 0u32;
+        let ok = unsafe { GetHandleInformation(f.as_raw_handle(), &mut flags) };
+        ok != 0 && flags & 1 == 0 // HANDLE_FLAG_INHERIT
+    }
+    pub fn shell_quote(s: &str) -> String {
+        if s.contains(' ') {
+            format!("\"{}\"", s)
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+fn c_puts(s: &str) {
+    let c = std::ffi::CString::new(s).unwrap();
+    unsafe { puts(c.as_ptr()) };
+}
+
+fn c_system(command: &str) -> c_int {
+    let c = std::ffi::CString::new(command).unwrap();
+    unsafe { system(c.as_ptr()) }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let role = args.get(1).map(String::as_str).unwrap_or("driver");
+    let code = match role {
+        "driver" => driver(None),
+        "driver-gui" => driver(Some("platform-check-gui.exe")),
+        "subject" => subject(&args[2]),
+        "child" => child(&args[2]),
+        "linger" => linger(&args[2]),
+        _ => {
+            eprintln!("unknown role {}", role);
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+// ---- roles -------------------------------------------------------------------
+
+/// A tool's child process: says on stdout what it read on stdin.
+fn child(tag: &str) -> i32 {
+    let mut got = Vec::new();
+    let _ = io::stdin().read_to_end(&mut got);
+    println!("{} stdin={}", tag, got.len());
+    0
+}
+
+/// Sleeps, then creates the marker file; started with no standard streams.
+fn linger(marker: &str) -> i32 {
+    std::thread::sleep(Duration::from_secs(10));
+    let _ = std::fs::write(marker, b"done");
+    0
+}
+
+struct Checks {
+    failed: usize,
+}
+
+impl Checks {
+    fn check(&mut self, ok: bool, what: &str) {
+        if ok {
+            eprintln!("ok   {}", what);
+        } else {
+            eprintln!("FAIL {}", what);
+            self.failed += 1;
+        }
+    }
+}
+
+fn subject(marker: &str) -> i32 {
+    let mut c = Checks { failed: 0 };
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.to_string_lossy().to_string();
+
+    #[cfg(unix)]
+    unsafe {
+        // Like R, which has its own SIGPIPE handler: start from the default.
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    #[cfg(unix)]
+    let sigpipe_before = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+
+    // A pending interrupt is reported once and cleared.
+    unsafe { R_interrupts_pending = 1 };
+    c.check(platform::take_interrupt(), "a pending interrupt is reported");
+    c.check(
+        unsafe { R_interrupts_pending } == 0 && !platform::take_interrupt(),
+        "a reported interrupt is cleared",
+    );
+    #[cfg(windows)]
+    {
+        unsafe { UserBreak = 1 };
+        c.check(
+            platform::take_interrupt() && unsafe { UserBreak } == 0,
+            "a console Ctrl-C (UserBreak) counts as an interrupt and is cleared",
+        );
+    }
+
+    let mut guard = match platform::StdioGuard::install() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("FAIL install: {}", e);
+            return 1;
+        }
+    };
+    c.check(
+        platform::StdioGuard::install().is_err(),
+        "a second guard is refused while one is alive",
+    );
+    c.check(
+        !guard.input_is_terminal(),
+        "a piped stdin is not a terminal",
+    );
+    c.check(
+        os::not_inherited(guard.output()),
+        "the protocol output is not inherited by child processes",
+    );
+
+    // ---- what tool code does while the guard is alive ----
+    c_puts("tool-c-puts"); // buffered in C stdio: the guard's drop must flush it
+    os::raw_write(1, b"tool-raw-write\n");
+    println!("tool-rust-println");
+    let mut buf = [0u8; 64];
+    let n = os::raw_read(0, &mut buf);
+    c.check(
+        n == 0,
+        &format!("a C read of descriptor 0 sees end of file (got {})", n),
+    );
+    let n = io::stdin().read(&mut buf).map_err(|e| e.to_string());
+    c.check(
+        n == Ok(0),
+        &format!("std::io::stdin() sees end of file (got {:?})", n),
+    );
+    let status = Command::new(&exe)
+        .args(["child", "child-rust-command"])
+        .status();
+    c.check(
+        status.map(|s| s.success()).unwrap_or(false),
+        "a child started with std::process::Command ran",
+    );
+    let rc = c_system(&format!("{} child child-c-system", os::shell_quote(&exe)));
+    c.check(
+        rc == 0,
+        &format!("a child started with C system() ran (status {})", rc),
+    );
+    let lingering = Command::new(&exe)
+        .args(["linger", marker])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    c.check(lingering.is_ok(), "a lingering child started");
+
+    #[cfg(unix)]
+    {
+        // A child of a tool gets the default SIGPIPE (a shell killing itself with it dies).
+        let rc = c_system("kill -PIPE $$; echo 'sigpipe-was-ignored-in-child' >&2");
+        let died = libc::WIFSIGNALED(rc) && libc::WTERMSIG(rc) == libc::SIGPIPE;
+        c.check(
+            died,
+            &format!("child processes keep the default SIGPIPE (status {})", rc),
+        );
+        // Writing to a pipe nobody reads fails with EPIPE instead of killing us.
+        let mut fds = [0 as c_int; 2];
+        unsafe { libc::pipe(fds.as_mut_ptr()) };
+        unsafe { libc::close(fds[0]) };
+        let w = unsafe { libc::write(fds[1], b"x".as_ptr() as *const std::os::raw::c_void, 1) };
+        let err = io::Error::last_os_error().raw_os_error();
+        unsafe { libc::close(fds[1]) };
+        c.check(
+            w == -1 && err == Some(libc::EPIPE),
+            "a write to a closed pipe fails with EPIPE",
+        );
+    }
+
+    // ---- the protocol ----
+    let input = guard.take_input();
+    c.check(guard.take_input().is_none(), "the input can be taken once");
+    let mut input = match input {
+        Some(f) => f,
+        None => {
+            eprintln!("FAIL no protocol input");
+            return 1;
+        }
+    };
+    c.check(
+        os::not_inherited(&input),
+        "the protocol input is not inherited by child processes",
+    );
+    let line = read_line_unbuffered(&mut input);
+    c.check(
+        line == "PING\n",
+        &format!("the protocol input is intact (got {:?})", line),
+    );
+    let _ = guard
+        .output()
+        .write_all(format!("PONG {}", line).as_bytes());
+    let _ = guard.output().flush();
+    drop(guard);
+
+    // ---- after the guard: everything is back ----
+    os::raw_write(1, b"after-raw-write\n");
+    println!("after-rust-println");
+    c_puts("after-c-puts");
+    platform::flush_c_streams();
+    let mut fd0 = Vec::new();
+    loop {
+        let mut b = [0u8; 1];
+        if os::raw_read(0, &mut b) != 1 {
+            break;
+        }
+        fd0.push(b[0]);
+        if b[0] == b'\n' {
+            break;
+        }
+    }
+    c.check(
+        fd0 == b"AFTER\n",
+        &format!(
+            "descriptor 0 is the real stdin again (got {:?})",
+            String::from_utf8_lossy(&fd0)
+        ),
+    );
+    let mut rest = String::new();
+    let _ = io::stdin().read_line(&mut rest);
+    c.check(
+        rest == "AFTER2\n",
+        &format!(
+            "std::io::stdin() reads the real stdin again (got {:?})",
+            rest
+        ),
+    );
+    #[cfg(unix)]
+    {
+        let now = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        c.check(now == sigpipe_before, "the SIGPIPE disposition is restored");
+    }
+    // A second guard works once the first is gone.
+    match platform::StdioGuard::install() {
+        Ok(mut g) => {
+            let _ = g.output().write_all(b"second-guard\n");
+            os::raw_write(1, b"second-guard-tool\n");
+        }
+        Err(e) => c.check(false, &format!("a second guard after the first: {}", e)),
+    }
+    os::raw_write(1, b"end\n");
+    eprintln!("subject: {} failed", c.failed);
+    if c.failed == 0 {
+        0
+    } else {
+        1
+    }
+}
+
+fn read_line_unbuffered(f: &mut std::fs::File) -> String {
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    while let Ok(1) = f.read(&mut b) {
+        line.push(b[0]);
+        if b[0] == b'\n' {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&line).into_owned()
+}
+
+fn driver(subject_program: Option<&str>) -> i32 {
+    let mut c = Checks { failed: 0 };
+    let mut exe = std::env::current_exe().unwrap();
+    if let Some(name) = subject_program {
+        exe.set_file_name(name);
+    }
+    let marker = std::env::temp_dir().join(format!("platform-check-linger-{}", std::process::id()));
+    let _ = std::fs::remove_file(&marker);
+    let mut sub = match Command::new(&exe)
+        .args(["subject", &marker.to_string_lossy()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("FAIL cannot start the subject: {}", e);
+            return 1;
+        }
+    };
+    let mut to_sub = sub.stdin.take().unwrap();
+    let out = sub.stdout.take().unwrap();
+    let mut err = sub.stderr.take().unwrap();
+    // stdout is read line by line on a thread, so a hang becomes a timeout.
+    let (tx, rx) = mpsc::channel::<Option<String>>();
+    std::thread::spawn(move || {
+        let mut out = BufReader::new(out);
+        loop {
+            let mut line = String::new();
+            match out.read_line(&mut line) {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(None);
+                    break;
+                }
+                Ok(_) => {
+                    let _ = tx.send(Some(line));
+                }
+            }
+        }
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+
+    let timeout = Duration::from_secs(60);
+    let _ = to_sub.write_all(b"PING\n");
+    let _ = to_sub.flush();
+    let mut stdout_lines = Vec::new();
+    match rx.recv_timeout(timeout) {
+        Ok(Some(line)) => stdout_lines.push(line),
+        other => {
+            eprintln!(
+                "FAIL no answer to PING on stdout ({:?}); killing the subject",
+                other
+            );
+            let _ = sub.kill();
+            eprintln!("{}", err_thread.join().unwrap_or_default());
+            return 1;
+        }
+    }
+    let _ = to_sub.write_all(b"AFTER\nAFTER2\n");
+    drop(to_sub);
+    let mut eof = false;
+    while let Ok(item) = rx.recv_timeout(timeout) {
+        match item {
+            Some(line) => stdout_lines.push(line),
+            None => {
+                eof = true;
+                break;
+            }
+        }
+    }
+    let lingering_done_at_eof = marker.exists();
+    let status = sub.wait();
+    let stderr = err_thread.join().unwrap_or_default();
+    eprintln!(
+        "---- subject stderr ----\n{}---- end of subject stderr ----",
+        stderr
+    );
+
+    // Protocol lines are byte for byte; what C code writes through a descriptor
+    // in text mode (Windows) ends lines with \r\n, so compare the rest without \r.
+    let stdout: String = stdout_lines.concat();
+    let expected =
+        "PONG PING\nafter-raw-write\nafter-rust-println\nafter-c-puts\nsecond-guard\nend\n";
+    c.check(eof, "stdout reached end of file");
+    c.check(
+        stdout.replace("\r\n", "\n") == expected,
+        &format!("stdout carries the protocol bytes, then the restored output\n     got:      {:?}\n     expected: {:?}", stdout, expected),
+    );
+    for exact in ["PONG PING\n", "second-guard\n"] {
+        c.check(
+            stdout_lines.iter().any(|l| l == exact),
+            &format!("protocol line {:?} is byte for byte", exact),
+        );
+    }
+    c.check(
+        !lingering_done_at_eof,
+        "a lingering child process does not hold the protocol stdout open",
+    );
+    let stderr = stderr.replace("\r\n", "\n");
+    for marker in [
+        "tool-c-puts\n",
+        "tool-raw-write\n",
+        "tool-rust-println\n",
+        "child-rust-command stdin=0\n",
+        "child-c-system stdin=0\n",
+        "second-guard-tool\n",
+    ] {
+        c.check(stderr.contains(marker), &format!("stderr has {:?}", marker));
+    }
+    c.check(
+        stderr.contains("subject: 0 failed"),
+        "the subject's own checks passed",
+    );
+    c.check(
+        status.map(|s| s.success()).unwrap_or(false),
+        "the subject exited with status 0",
+    );
+    let _ = std::fs::remove_file(&marker);
+    println!(
+        "platform-check ({}{}): {} failed",
+        std::env::consts::OS,
+        if subject_program.is_some() {
+            ", GUI subject"
+        } else {
+            ""
+        },
+        c.failed
+    );
+    if c.failed == 0 {
+        0
+    } else {
+        1
+    }
+}

@@ -23,11 +23,12 @@ hostile_case_env <- function() {
   hostile_fixture_env$cases
 }
 
-hs_start <- function(version, server = hostile_server(), env = NULL) {
+hs_start <- function(version, server = hostile_server(), env = NULL, spawn = NULL) {
   s <- new.env(parent = emptyenv())
   s$version <- version
   s$server <- server
   s$env <- env
+  s$spawn <- if (is.null(spawn)) function() mcp_start(server, env = env) else spawn
   s$problems <- character()
   s$crashes <- 0L
   s$next_id <- 0L
@@ -46,7 +47,7 @@ hs_quiet <- function(s, expr) {
 }
 
 hs_boot <- function(s) {
-  s$proc <- mcp_start(s$server, env = s$env)
+  s$proc <- s$spawn()
   s$pid <- s$proc$process$get_pid()
   if (!identical(s$version, "2026-07-28")) {
     mcp_send(s$proc, initialize_line(s$version, id = "init"))
@@ -215,6 +216,37 @@ hs_utf8 <- function(x) {
 
 # A JSON string literal for any R string (UTF-8), for building argument JSON.
 json_str <- function(x) as.character(jsonlite::toJSON(enc2utf8(x), auto_unbox = TRUE))
+
+# Start a server like mcp_start() does (stdout through the harness's FIFO, so
+# the same line checks apply), but with standard error either closed before R
+# starts (`stderr = "closed"`, the shell's 2>&-) or a pipe the caller may close
+# (`stderr = "pipe"`; close(proc$process$get_error_connection()) leaves it a
+# pipe without a reader).
+hs_spawn <- function(script, stderr = c("closed", "pipe"), env = NULL) {
+  stderr <- match.arg(stderr)
+  proc <- new.env(parent = emptyenv())
+  proc$script <- normalizePath(script)
+  proc$buffer <- raw()
+  proc$stdout <- raw()
+  proc$lines <- character()
+  proc$queue <- list()
+  proc$stderr_file <- tempfile("mcp-stderr-", fileext = ".txt")
+  proc$fifo <- NULL
+  fifo <- tempfile("mcp-stdout-")
+  if (system2("mkfifo", shQuote(fifo)) != 0) stop("mkfifo failed")
+  proc$fifo <- fifo
+  proc$con <- fifo(fifo, open = "rb", blocking = FALSE)
+  child_env <- c("current", R_LIBS = mcp_child_libs(), env)
+  proc$process <- if (stderr == "closed") {
+    processx::process$new("sh", c("-c", 'exec "$0" --vanilla "$1" 2>&-', mcp_rscript(), proc$script),
+                          stdin = "|", stdout = fifo, stderr = NULL, env = child_env, cleanup = TRUE)
+  } else {
+    processx::process$new(mcp_rscript(), c("--vanilla", proc$script),
+                          stdin = "|", stdout = fifo, stderr = "|", env = child_env, cleanup = TRUE)
+  }
+  class(proc) <- "mcp_server_process"
+  proc
+}
 
 # Skip where a class of fault needs POSIX signals or pipes.
 skip_unless_posix <- function(what) {

@@ -188,7 +188,45 @@ hs_validate <- function(answers, version, def = "CallToolResult") {
   got <- unname(Filter(Negate(is.null), answers))
   if (!length(got)) return(invisible())
   defs <- vapply(got, function(r) if (is.null(r$result)) NA_character_ else def, "")
-  mcp_validate(got, version, defs)
+  hs_validate_many(got, version, defs)
+}
+
+# mcp_validate() for thousands of answers: the same requests to the same
+# shared validate.mjs process, but written in one go and read back in order
+# (one round trip per answer costs seconds per thousand).
+hs_validate_many <- function(responses, version, def = NA, strict = TRUE) {
+  v <- mcp_validator()
+  def <- rep_len(def, length(responses))
+  requests <- vapply(seq_along(responses), function(i) {
+    head <- list(version = version, strict = strict)
+    if (!is.na(def[[i]])) head$def <- def[[i]]
+    head_json <- as.character(jsonlite::toJSON(head, auto_unbox = TRUE))
+    line <- paste0(substr(head_json, 1, nchar(head_json) - 1), ',"message":', mcp_message_json(responses[[i]]), "}")
+    gsub("\n", " ", line, fixed = TRUE)
+  }, "")
+  verdicts <- character()
+  left <- charToRaw(paste0(paste(requests, collapse = "\n"), "\n"))
+  deadline <- Sys.time() + 120
+  while (length(verdicts) < length(requests)) {
+    if (length(left)) left <- v$write_input(left)
+    v$poll_io(if (length(left)) 10 else 200)
+    verdicts <- c(verdicts, v$read_output_lines())
+    if (!v$is_alive()) stop("validate.mjs died: ", paste(v$read_all_error_lines(), collapse = "\n"))
+    if (Sys.time() > deadline) stop("validate.mjs did not answer within 120s")
+  }
+  failures <- character()
+  for (i in seq_along(verdicts)) {
+    res <- jsonlite::parse_json(verdicts[[i]], simplifyVector = TRUE)
+    if (!isTRUE(res$ok)) {
+      failures <- c(failures, sprintf("response %d (%s, %s): %s\n  %s", i, version,
+                                      if (is.na(def[[i]])) "envelope" else def[[i]],
+                                      hs_show(mcp_message_json(responses[[i]]), 400),
+                                      paste(utils::head(unlist(res$errors), 6), collapse = "\n  ")))
+    }
+  }
+  testthat::expect(length(failures) == 0, paste(c(sprintf("schema validation failed for %d of %d answers:", length(failures), length(responses)),
+                                                  utils::head(failures, 30)), collapse = "\n"))
+  invisible(responses)
 }
 
 # Texts of all text blocks of a tools/call answer, joined.

@@ -223,6 +223,22 @@ export function createValidator(dir = schemaDir()) {
     }
   }
 
+  // Annotations may carry members MCP does not define (authors' own, sent as
+  // given, as CRAN mcplite does); only MCP's own names that this version
+  // lacks count as leaks.
+  function leaked(obj, allowed, mcpNames, where, errors) {
+    if (!obj || typeof obj !== "object" || Array.isArray(obj)) return;
+    for (const k of Object.keys(obj)) {
+      if (!allowed.has(k) && mcpNames.has(k)) errors.push(`strict: ${where}/${k} is not defined in ${errors.version}`);
+    }
+  }
+
+  function everyVersion(f) {
+    const out = new Set();
+    for (const v of VERSIONS) for (const p of f(v)) out.add(p);
+    return out;
+  }
+
   function subProps(version, defName_, prop) {
     const { defs } = load(version);
     const node = defs[defName_] && defs[defName_].properties && defs[defName_].properties[prop];
@@ -244,7 +260,10 @@ export function createValidator(dir = schemaDir()) {
         return;
       }
       extra(b, defProps(version, dn), w, errors);
-      if (b.annotations) extra(b.annotations, subProps(version, dn, "annotations"), `${w}/annotations`, errors);
+      if (b.annotations) {
+        const mcp = everyVersion((v) => (load(v).defs[dn] ? subProps(v, dn, "annotations") : new Set()));
+        leaked(b.annotations, subProps(version, dn, "annotations"), mcp, `${w}/annotations`, errors);
+      }
       if (b.type === "resource" && b.resource) {
         const rd = "text" in b.resource ? "TextResourceContents" : "BlobResourceContents";
         extra(b.resource, defProps(version, rd), `${w}/resource`, errors);
@@ -260,7 +279,10 @@ export function createValidator(dir = schemaDir()) {
       (result.tools || []).forEach((t, i) => {
         const w = `/result/tools/${i}`;
         extra(t, defProps(version, "Tool"), w, errors);
-        if (t && t.annotations) extra(t.annotations, defProps(version, "ToolAnnotations"), `${w}/annotations`, errors);
+        if (t && t.annotations) {
+          const mcp = everyVersion((v) => (load(v).defs.ToolAnnotations ? defProps(v, "ToolAnnotations") : new Set()));
+          leaked(t.annotations, defProps(version, "ToolAnnotations"), mcp, `${w}/annotations`, errors);
+        }
       });
     } else if (name === "CallToolResult") {
       strictContent(version, result.content, "/result/content", errors);

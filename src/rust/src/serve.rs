@@ -93,7 +93,7 @@ pub fn run(
     let mut guard = StdioGuard::install().map_err(|e| format!("cannot take over standard input and output: {e}"))?;
     let input = guard.take_input().ok_or("standard input is already taken")?;
     if guard.input_is_terminal() {
-        diag("mcplite: this is an MCP server: it waits for a client's JSON-RPC messages on standard input. Press Ctrl-C to stop it.");
+        diag("mcplite: waiting for an MCP client to talk JSON-RPC on standard input (this script is an MCP server); press Ctrl-C to stop it.");
     }
     host::set_exit_output(guard.output().try_clone().ok());
     let mut host = RHost { invoker, input_is_terminal: guard.input_is_terminal() };

@@ -30,6 +30,10 @@ pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
+/// Request metadata nested deeper than this is refused (-32602): nothing
+/// legitimate comes near it, and it is never passed on.
+pub const MAX_META_DEPTH: usize = 512;
+
 /// The request `_meta` keys that only modern (2026-07-28) requests carry.
 const MODERN_KEYS: [&str; 4] = [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL];
 
@@ -227,6 +231,10 @@ impl<F> Server<F> {
     /// Handle one request (a message with an id).
     pub fn handle<H: ToolHost<Fun = F>>(&mut self, msg: &Message, host: &mut H, traceparent: Option<String>) -> Reply {
         let Some(id) = msg.id.clone() else { return Reply::Answer(Answer::default()) };
+        if msg.meta().is_some_and(|m| m.nests_deeper_than(MAX_META_DEPTH)) {
+            let err = RpcError::invalid_params(format!("_meta is nested deeper than {MAX_META_DEPTH} levels"));
+            return Reply::Answer(error_answer(&id, None, err));
+        }
         let modern = is_modern(msg);
         let result = match msg.method.as_str() {
             "initialize" => self.initialize(msg).map(|(v, text)| (Some(v), text)),

@@ -240,7 +240,32 @@ impl<'d> Val<'d> {
         }
     }
 
-    /// How deep the deepest container below (and including) this one is.
+    /// Whether containers nest more than `limit` levels deep here (this
+    /// value counting as the first level).
+    pub fn nests_deeper_than(&self, limit: usize) -> bool {
+        // Ends of the open containers, innermost last.
+        let mut open: Vec<usize> = Vec::new();
+        let end = self.node().next as usize;
+        for i in self.i..end {
+            while open.last().is_some_and(|&e| e <= i) {
+                open.pop();
+            }
+            let n = &self.doc.nodes[i];
+            match n.kind {
+                Kind::Deep => return true,
+                Kind::Array | Kind::Object => {
+                    open.push(n.next as usize);
+                    if open.len() > limit {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Whether this subtree holds containers beyond [`MAX_TREE_DEPTH`].
     pub fn contains_deep(&self) -> bool {
         let end = self.node().next as usize;
         self.doc.nodes[self.i..end].iter().any(|n| n.kind == Kind::Deep)
@@ -877,6 +902,11 @@ mod tests {
         let d = p(&line);
         let x = d.root().get("x").unwrap();
         assert!(x.contains_deep());
+        assert!(x.nests_deeper_than(512));
+        let d2 = p(&format!("{{\"a\":[{{}},{}1{}]}}", "[".repeat(9), "]".repeat(9)));
+        let a = d2.root().get("a").unwrap();
+        assert!(!a.nests_deeper_than(10) && a.nests_deeper_than(9));
+        assert!(!d2.root().nests_deeper_than(11) && d2.root().nests_deeper_than(10));
         assert_eq!(d.root().get("id").unwrap().raw_str(), "1");
         // Exactly at the limit: kept; one more: a Deep marker.
         let kept = format!("{}{}", "[".repeat(MAX_TREE_DEPTH), "]".repeat(MAX_TREE_DEPTH));

@@ -226,17 +226,23 @@ pub fn diag(line: &str) {
 #[derive(Debug)]
 pub struct Reporting<E> {
     inner: E,
-    reported: std::sync::atomic::AtomicBool,
+}
+
+/// Export failures are said once per process, whichever way they show.
+static EXPORT_FAILURE_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn say_export_failure(message: &str) {
+    if !EXPORT_FAILURE_SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        diag(message);
+    }
 }
 
 impl<E> Reporting<E> {
     pub fn new(inner: E) -> Self {
-        Reporting { inner, reported: std::sync::atomic::AtomicBool::new(false) }
+        Reporting { inner }
     }
     fn report(&self, e: &OTelSdkError) {
-        if !self.reported.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            diag(&format!("mcplite: exporting trace spans failed ({e}); later failures are not reported."));
-        }
+        say_export_failure(&format!("mcplite: exporting trace spans failed ({e}); later failures are not reported."));
     }
 }
 
@@ -369,7 +375,7 @@ impl Telemetry {
             let _ = tx.send(());
         });
         if spawned.is_ok() && rx.recv_timeout(SHUTDOWN_BUDGET).is_err() {
-            diag("mcplite: exporting the last trace spans took too long; they are dropped.");
+            say_export_failure("mcplite: exporting trace spans failed: the collector did not answer in time, so the last spans are dropped.");
         }
     }
 }

@@ -323,15 +323,17 @@ fn truthful_errors_for_what_the_reader_cannot_hold() {
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":1e400}}}"#,
     ]);
     assert_eq!(r[1], json!({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string"}}));
-    assert_eq!(
-        r[2]["error"]["message"],
-        json!("Invalid params: _meta[\"io.modelcontextprotocol/clientCapabilities\"] must be an object, not an array")
-    );
+    assert_eq!(r[2]["error"]["message"], json!("Invalid params: _meta is nested deeper than 512 levels"));
     assert!(r[3]["result"]["content"][0]["text"].as_str().unwrap().contains("nested deeper than 512"));
     assert_eq!(r[4]["result"]["isError"], json!(false));
-    // Deep values where nothing reads them are no reason to refuse a request.
+    // Metadata nested past 512 levels is refused, saying so; a deep params
+    // member nothing reads is no reason to refuse a request.
     let (r, _) = run(&[&format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"experimental":{{"x":{{"y":{deep}}}}}}},"z":{deep}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"experimental":{{"x":{{"y":{deep}}}}}}}}},"z":{deep}}}}}"#
+    )]);
+    assert_eq!(r[0]["error"]["message"], json!("Invalid params: _meta is nested deeper than 512 levels"));
+    let (r, _) = run(&[&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}},"z":{deep}}}}}"#
     )]);
     assert_eq!(r[0]["result"]["resultType"], json!("complete"));
 }

@@ -210,6 +210,9 @@ fn read_annotations<V: RValue>(b: &V, path: &str) -> Result<Annotations, String>
             .as_ref()
             .and_then(|n| n.str_elt(i).map(|s| String::from_utf8_lossy(&s).into_owned()))
             .unwrap_or_default();
+        if name.is_empty() {
+            return Err(format!("`{here}` must name every element"));
+        }
         let value = a.list_elt(i);
         match name.as_str() {
             "audience" => {

@@ -60,8 +60,12 @@ test_that("SIGINT during a tool interrupts that call only; the next call succeed
   s <- hs_start("2026-07-28")
   for (round in 1:3) {
     id <- hs_id(s)
-    mcp_send(s$proc, hs_call_line(s, id, "spin", '{"seconds":5}'))
-    Sys.sleep(0.8)
+    started <- tempfile("spin-started-")
+    mcp_send(s$proc, hs_call_line(s, id, "spin", sprintf('{"seconds":5,"started":"%s"}', started)))
+    # Interrupt only once the tool runs (an interrupt before it starts is idle).
+    deadline <- Sys.time() + 10
+    while (!file.exists(started) && Sys.time() < deadline) Sys.sleep(0.02)
+    Sys.sleep(0.1)
     s$proc$process$interrupt()
     t0 <- Sys.time()
     r <- hs_quiet(s, mcp_read(s$proc, 1, timeout = 10))

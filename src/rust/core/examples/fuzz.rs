@@ -34,7 +34,7 @@ fn main() {
             })
             .collect();
         if let Err(e) = run_and_check(&lines) {
-            eprintln!("violation after {sessions} sessions (seed {seed}): {e}");
+            println!("violation after {sessions} sessions (seed {seed}): {e}");
             std::process::exit(1);
         }
         sessions += 1;

@@ -3,6 +3,8 @@
 //! The R side is reached only through [`dispatch::ToolHost`], so every rule here
 //! is testable with plain `cargo test`.
 
+pub mod check;
+pub mod client;
 pub mod dispatch;
 pub mod envelope;
 pub mod projection;

@@ -14,16 +14,19 @@
 #' @param class The specific kind, without the `mcplite_error_` prefix.
 #' @param arg Name of the offending argument, stored in the condition.
 #' @param call The call to report; defaults to the caller's caller.
+#' @param ... Further fields stored in the condition (the client errors
+#'   carry `code`, `data`, `status` and `stderr`). `class` may hold several
+#'   kinds, most specific first (`c("client_rpc", "client")`).
 #' @return Never returns.
 #' @noRd
 abort_mcplite <- function(message, class = "argument", arg = NULL,
-                          call = sys.call(-1)) {
+                          call = sys.call(-1), ...) {
   # Keep only the function name (`tool()`), so messages stay short and stable
   # however long the author's call was.
   if (is.call(call)) call <- as.call(list(call[[1]]))
   cnd <- structure(
     class = c(paste0("mcplite_error_", class), "mcplite_error", "error", "condition"),
-    list(message = message, call = call, arg = arg)
+    c(list(message = message, call = call, arg = arg), list(...))
   )
   stop(cnd)
 }

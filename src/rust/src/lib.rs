@@ -3,6 +3,7 @@
 
 use extendr_api::prelude::*;
 
+mod client;
 mod guard;
 mod host;
 mod otel;
@@ -47,6 +48,7 @@ extendr_module! {
     fn rust_json_parse;
     fn rust_to_json_fixed;
     fn rust_serve;
+    use client;
     use otel;
     use rjson;
 }

@@ -144,6 +144,8 @@ pub struct Client {
     stray: VecDeque<StrayLine>,
     unmatched: VecDeque<Value>,
     first_response: Option<Duration>,
+    /// The exact line of the last answer matched to a request.
+    last_response: Option<String>,
 }
 
 fn push_bounded<T>(q: &mut VecDeque<T>, item: T) {
@@ -219,6 +221,12 @@ fn stderr_loop<R: Read>(mut err: R, buf: Arc<Mutex<StderrBuf>>) {
         }
     }
     lock(&buf).done = true;
+}
+
+/// `now + d`, or far in the future when that overflows (an "infinite" timeout).
+fn deadline_after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d).or_else(|| now.checked_add(Duration::from_secs(1 << 30))).unwrap_or(now)
 }
 
 /// The index of a protocol version this client speaks.
@@ -300,6 +308,7 @@ impl Client {
             stray: VecDeque::new(),
             unmatched: VecDeque::new(),
             first_response: None,
+            last_response: None,
         })
     }
 
@@ -386,7 +395,7 @@ impl Client {
             msg["params"] = p;
         }
         self.send(&msg)?;
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         loop {
             let now = Instant::now();
             if now >= deadline {
@@ -482,6 +491,7 @@ impl Client {
             }
             if let (Some(want), Some(id)) = (want, &id) {
                 if want == id {
+                    self.last_response = Some(String::from_utf8_lossy(bytes).into_owned());
                     return Some(Value::Object(msg));
                 }
             }
@@ -633,6 +643,11 @@ impl Client {
         self.opened.as_ref()
     }
 
+    /// The exact line of the last answer to one of this client's requests.
+    pub fn last_response(&self) -> Option<&str> {
+        self.last_response.as_deref()
+    }
+
     /// Time from start to the first JSON-RPC response.
     pub fn first_response(&self) -> Option<Duration> {
         self.first_response
@@ -675,7 +690,7 @@ impl Client {
             self.closed = true;
             self.poll();
             self.writer = None;
-            let deadline = Instant::now() + grace;
+            let deadline = deadline_after(grace);
             while self.exit.is_none() {
                 match self.child.try_wait() {
                     Ok(Some(status)) => self.exit = Some(status),

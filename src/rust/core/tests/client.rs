@@ -45,6 +45,8 @@ fn every_version_lists_and_calls_tools() {
         assert_eq!(tools.len(), 8, "{v}");
         let r = c.call_tool("echo", json!({"a": [1, 2], "b": "x"}), T).expect("call");
         assert_eq!(text(&r), r#"{"a":[1,2],"b":"x"}"#, "{v}");
+        let line: Value = serde_json::from_str(c.last_response().unwrap_or_default()).expect("last line");
+        assert_eq!(line["result"], r, "{v}: the exact line of the last answer is kept");
         assert_eq!(r.get("resultType").is_some(), v == "2026-07-28", "{v}");
         let r = c.call_tool("fail", json!({}), T).expect("a tool error is a result");
         assert_eq!(r["isError"], json!(true));

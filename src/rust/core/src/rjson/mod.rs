@@ -14,7 +14,7 @@ mod testvalue;
 mod tests;
 
 pub use encode::MAX_DEPTH;
-pub use escape::write_json_string;
+pub use escape::{write_base64, write_json_string};
 pub use number::Digits;
 pub use value::{Conversion, RType, RValue};
 

@@ -10,9 +10,10 @@ fixture_client <- function(protocol = "2025-11-25", server = "server.R", ...) {
                    .local_envir = parent.frame())
 }
 
-# Write R code to a temporary server script; returns its path.
-server_script <- function(code, dir = tempfile("mcp-script-")) {
-  dir.create(dir, showWarnings = FALSE)
+# Write R code to a temporary server script, `<tempdir>/my-tools/server.R`
+# (so the server name derived from it is stable); returns its path.
+server_script <- function(code, dir = file.path(tempfile("mcp-script-"), "my-tools")) {
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
   path <- file.path(dir, "server.R")
   writeLines(code, path)
   normalizePath(path)

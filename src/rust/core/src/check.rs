@@ -43,6 +43,25 @@ pub struct Finding {
     pub source: Option<String>,
 }
 
+/// A sentence: the first word capitalised unless it is an identifier
+/// (`inputSchema`), and a final full stop.
+fn sentence(s: &str) -> String {
+    let first = s.split(|c: char| !c.is_alphanumeric()).next().unwrap_or_default();
+    let plain_word = !first.is_empty() && first.chars().all(|c| c.is_ascii_lowercase());
+    let mut out = String::with_capacity(s.len() + 1);
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if plain_word => out.extend(c.to_uppercase()),
+        Some(c) => out.push(c),
+        None => {}
+    }
+    out.extend(chars);
+    if !out.ends_with('.') {
+        out.push('.');
+    }
+    out
+}
+
 impl Finding {
     fn new(severity: Severity, rule: &'static str, tool: Option<&str>, message: String, fix: impl Into<String>) -> Self {
         Finding {
@@ -50,8 +69,8 @@ impl Finding {
             rule,
             tool: tool.map(str::to_string),
             version: None,
-            message,
-            fix: fix.into(),
+            message: sentence(&message),
+            fix: sentence(&fix.into()),
             source: None,
         }
     }
@@ -427,7 +446,7 @@ pub fn check_tool(tool: &Value) -> Vec<Finding> {
                 Severity::Warning,
                 "name_rule",
                 t,
-                format!("the name {name:?} breaks the specification's rule: 1 to 128 characters, only letters, digits, _, - and ."),
+                format!("the name {name:?} breaks the specification's rule (1 to 128 characters: letters, digits, _, - and .)"),
                 "rename the tool, e.g. with underscores instead of spaces",
             )
             .source(SRC_TOOL_NAMES),
@@ -483,7 +502,7 @@ fn short(v: &Value) -> String {
 /// schema: root `type: "object"`, object-valued `properties` members and an
 /// array `required`. A listing that breaks them fails validation in clients
 /// that check it, which then show no tools at all.
-fn check_legacy_schema(tool: &str, field: &str, schema: &Value, version: &str, out: &mut Vec<Finding>) {
+fn legacy_schema_problems(schema: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     match schema {
         Value::Object(root) => {
@@ -509,18 +528,7 @@ fn check_legacy_schema(tool: &str, field: &str, schema: &Value, version: &str, o
         }
         other => problems.push(format!("it is {}", kind_of(other))),
     }
-    if !problems.is_empty() {
-        out.push(
-            Finding::new(
-                Severity::Error,
-                "legacy_schema_shape",
-                Some(tool),
-                format!("{field} as listed for {version} breaks that version's schema: {}; clients of {version} that validate the listing show no tools", problems.join("; ")),
-                "use object subschemas for every property ({} for anything) and an array for required",
-            )
-            .version(version),
-        );
-    }
+    problems
 }
 
 /// All checks of a server's listings: `listings` holds `(version, tools)`
@@ -544,11 +552,18 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
         }
         out.extend(check_tool(tool));
     }
+    let mut compared = HashSet::new();
     for tool in reference {
         let Some(name) = tool_name(tool) else { continue };
+        if !compared.insert(name) {
+            continue; // a duplicate, reported above
+        }
         let mut dropped = Vec::new();
-        for (version, tools) in &listings[1..] {
-            let Some(listed) = tools.iter().find(|t| tool_name(t) == Some(name)) else {
+        // (field, problems) -> versions whose listing shows them.
+        let mut legacy: Vec<(&str, Vec<String>, Vec<&str>)> = Vec::new();
+        for (i, (version, tools)) in listings.iter().enumerate() {
+            let listed = if i == 0 { Some(tool) } else { tools.iter().find(|t| tool_name(t) == Some(name)) };
+            let Some(listed) = listed else {
                 out.push(
                     Finding::new(
                         Severity::Error,
@@ -561,18 +576,36 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
                 );
                 continue;
             };
-            let legacy = version.as_str() != "2026-07-28";
-            if legacy {
-                if let Some(s) = listed.get("inputSchema") {
-                    check_legacy_schema(name, "inputSchema", s, version, &mut out);
-                }
-                if let Some(s) = listed.get("outputSchema") {
-                    check_legacy_schema(name, "outputSchema", s, version, &mut out);
+            if version.as_str() != "2026-07-28" {
+                for field in ["inputSchema", "outputSchema"] {
+                    let Some(schema) = listed.get(field) else { continue };
+                    let problems = legacy_schema_problems(schema);
+                    if problems.is_empty() {
+                        continue;
+                    }
+                    match legacy.iter_mut().find(|(f, p, _)| *f == field && *p == problems) {
+                        Some((_, _, versions)) => versions.push(version.as_str()),
+                        None => legacy.push((field, problems, vec![version.as_str()])),
+                    }
                 }
             }
-            if tool.get("outputSchema").is_some() && listed.get("outputSchema").is_none() {
+            if i > 0 && tool.get("outputSchema").is_some() && listed.get("outputSchema").is_none() {
                 dropped.push(version.as_str());
             }
+        }
+        for (field, problems, versions) in legacy {
+            let vs = versions.join(", ");
+            let mut f = Finding::new(
+                Severity::Error,
+                "legacy_schema_shape",
+                Some(name),
+                format!("{field} as listed for {vs} breaks the schema of {}: {}; clients that validate the listing show no tools", if versions.len() == 1 { "that version" } else { "those versions" }, problems.join("; ")),
+                "use object subschemas for every property ({} for anything) and an array for required",
+            );
+            if versions.len() == 1 {
+                f = f.version(versions[0]);
+            }
+            out.push(f);
         }
         if !dropped.is_empty() {
             // 2024-11-05 has no output schemas at all; a 2025 version dropping
@@ -605,6 +638,13 @@ mod tests {
 
     fn tool(schema: Value) -> Value {
         json!({"name": "t", "description": "A tool.", "inputSchema": schema})
+    }
+
+    #[test]
+    fn messages_are_sentences() {
+        assert_eq!(sentence("the root is bad"), "The root is bad.");
+        assert_eq!(sentence("inputSchema is bad."), "inputSchema is bad.");
+        assert_eq!(sentence("\"x\" is bad"), "\"x\" is bad.");
     }
 
     #[test]
@@ -672,7 +712,7 @@ mod tests {
         let f = check_tool(&tool(json!({"type":"object","properties":{"xs":{"type":"array"},
             "ys":{"type":["array","null"],"items":{}},"zs":{"enum":[{"type":"array"}]}}})));
         assert_eq!(rules(&f), ["portability_array_items"]);
-        assert!(f[0].message.ends_with("/properties/xs"), "{}", f[0].message);
+        assert!(f[0].message.ends_with("/properties/xs."), "{}", f[0].message);
         let f = check_tool(&tool(json!({"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}})));
         assert_eq!(rules(&f), ["schema_unusable", "portability_external_ref"]);
         assert!(f.iter().filter(|x| x.rule.starts_with("portability")).all(|x| x.source.is_some()));
@@ -707,8 +747,18 @@ mod tests {
                 ("tool_not_listed", Some("b"), Some("2024-11-05"), "error"),
             ]
         );
-        let dup = check_listings(&[("2026-07-28".into(), vec![tool(json!({"type":"object"})), tool(json!({"type":"object"}))])]);
-        assert_eq!(rules(&dup), ["name_duplicate"]);
+        let legacy_only = check_listings(&[
+            ("2025-11-25".into(), vec![json!({"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":true}}})]),
+            ("2024-11-05".into(), vec![json!({"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":true}}})]),
+        ]);
+        assert_eq!(rules(&legacy_only), ["legacy_schema_shape"]);
+        assert!(legacy_only[0].message.contains("2025-11-25, 2024-11-05"), "{}", legacy_only[0].message);
+        assert_eq!(legacy_only[0].version, None);
+        let dup = check_listings(&[
+            ("2025-11-25".into(), vec![tool(json!({"type":"object","properties":{"x":true}})), tool(json!({"type":"object"}))]),
+            ("2024-11-05".into(), vec![tool(json!({"type":"object","properties":{"x":true}})), tool(json!({"type":"object"}))]),
+        ]);
+        assert_eq!(rules(&dup), ["name_duplicate", "legacy_schema_shape"], "a duplicate is compared once");
         assert_eq!(check_listings(&[]), vec![]);
     }
 }

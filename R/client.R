@@ -74,6 +74,9 @@
 #' * `$notifications(clear = FALSE)`: the notifications received so far.
 #' * `$stderr()`: what the server has written to standard error so far, as a
 #'   character vector of lines.
+#' * `$transcript()`: with `transcript = TRUE`, every line sent (marked
+#'   `->`) and received (`<-`) since the previous call, in order, as a
+#'   character vector.
 #' * `$is_alive()`: whether the server process is running.
 #' * `$close(grace = 5)`: close the server's input, wait up to `grace`
 #'   seconds for it to exit, kill it if it has not, and return its exit
@@ -96,6 +99,7 @@
 #' @param timeout Seconds to wait for each answer, including the first;
 #'   `Inf` waits as long as it takes. Each method takes its own `timeout` too.
 #' @param client_info The name and version the client announces, as a list.
+#' @param transcript Keep every line sent and received, for `$transcript()`.
 #' @param .local_envir The frame whose end closes the client.
 #' @param ... Arguments passed on to `mcp_client()`.
 #'
@@ -111,7 +115,7 @@
 #' client$close()
 mcp_client <- function(script = NULL, command = NULL, args = character(),
                        env = NULL, cwd = NULL, protocol = "2025-11-25",
-                       timeout = 30, client_info = NULL) {
+                       timeout = 30, client_info = NULL, transcript = FALSE) {
   call <- sys.call()
   launch <- client_launch(script, command, args, call)
   env <- check_env(env, call)
@@ -128,8 +132,10 @@ mcp_client <- function(script = NULL, command = NULL, args = character(),
     client_info <- list(name = "mcplite", version = getNamespaceVersion("mcplite")[[1]])
   }
   client_info <- check_named_list(client_info, "client_info", call = call)
+  check_flag(transcript, "transcript", call = call)
   client_start(launch, env, clear_env = FALSE, cwd = cwd, protocol = protocol,
-               timeout = timeout, client_info = client_info, call = call)
+               timeout = timeout, client_info = client_info, call = call,
+               transcript = transcript)
 }
 
 #' @rdname mcp_client
@@ -251,11 +257,13 @@ capitalize <- function(x) paste0(toupper(substr(x, 1, 1)), substr(x, 2, nchar(x)
 
 # Start and open a client; on a failed handshake the child is stopped before
 # the error is raised.
-client_start <- function(launch, env, clear_env, cwd, protocol, timeout, client_info, call) {
+client_start <- function(launch, env, clear_env, cwd, protocol, timeout, client_info, call,
+                         transcript = FALSE) {
   ptr <- client_value(
     rust_client_spawn(launch$program, launch$args, env, clear_env, cwd, protocol, client_info),
     "the start", call
   )
+  if (transcript) rust_client_transcript(ptr, TRUE)
   what <- if (protocol == "2026-07-28") "server/discover" else "initialize"
   opened <- rust_client_open(ptr, timeout)
   if (!is.null(opened$error)) {
@@ -308,6 +316,7 @@ new_client <- function(ptr, opened, launch, timeout) {
     rust_client_notifications(ptr, clear)$value
   }
   self$stderr <- function() split_lines(rust_client_stderr(ptr)$value)
+  self$transcript <- function() rust_client_transcript(ptr, NA)$value
   self$is_alive <- function() isTRUE(rust_client_state(ptr)$value$alive)
   self$close <- function(grace = 5) {
     grace <- check_timeout(grace, "grace", call = sys.call())
@@ -330,6 +339,6 @@ print.mcplite_client <- function(x, ...) {
   cat("  command: ", paste(x$command, collapse = " "), "\n", sep = "")
   cat("  process: ", x$pid, " (", status, ")\n", sep = "")
   cat("  $tools() $call(name, arguments) $request(method, params) $notify(method, params)\n",
-      "  $notifications() $stderr() $is_alive() $close()\n", sep = "")
+      "  $notifications() $stderr() $transcript() $is_alive() $close()\n", sep = "")
   invisible(x)
 }

@@ -55,3 +55,5 @@ rust_check_listings <- function(listings) .Call(wrap__rust_check_listings, listi
 rust_json_pretty <- function(x) .Call(wrap__rust_json_pretty, x)
 
 rust_base64 <- function(x) .Call(wrap__rust_base64, x)
+
+rust_client_transcript <- function(ptr, on) .Call(wrap__rust_client_transcript, ptr, on)

@@ -176,6 +176,24 @@ test_that("the child gets the environment and directory asked for", {
   expect_equal(res, paste("set by the test", dir, sep = "|"))
 })
 
+test_that("the transcript shows every line sent and received, in order", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  client <- local_mcp_client(mcp_fixture_server("raw-server.R"), env = c(child_env(), RAW_BANNER = "1"),
+                             transcript = TRUE)
+  client$call("echo", list(x = 1))
+  lines <- client$transcript()
+  expect_equal(substr(lines, 1, 3), c("-> ", "<- ", "<- ", "-> ", "-> ", "<- "))
+  expect_match(lines[[1]], '"method":"initialize"', fixed = TRUE)
+  expect_equal(lines[[2]], "<- Welcome to R! (a banner that is not JSON-RPC)")
+  expect_match(lines[[5]], '"arguments":{"x":1}', fixed = TRUE)
+  expect_equal(client$transcript(), character())
+  # Off by default.
+  client <- fixture_client()
+  client$tools()
+  expect_equal(client$transcript(), character())
+})
+
 test_that("stdout lines that are not protocol messages are kept apart", {
   skip_on_cran()
   skip_if_no_mcplite_child()

@@ -257,6 +257,26 @@ fn rust_client_state(ptr: Robj) -> Robj {
     })
 }
 
+/// `on` NA: take the transcript (lines sent `->` and received `<-`, in
+/// order); TRUE/FALSE: start or stop keeping it.
+/// @noRd
+#[extendr]
+fn rust_client_transcript(ptr: Robj, on: Rbool) -> Robj {
+    with_client(ptr, |c| {
+        if on.is_na() {
+            let lines: Vec<String> = c
+                .take_transcript()
+                .into_iter()
+                .map(|(sent, line)| format!("{} {line}", if sent { "->" } else { "<-" }))
+                .collect();
+            ok(lines.into())
+        } else {
+            c.set_transcript(on.is_true());
+            ok(().into())
+        }
+    })
+}
+
 /// Close stdin, wait up to `grace` seconds, kill, reap.
 /// @noRd
 #[extendr]
@@ -323,6 +343,7 @@ extendr_module! {
     fn rust_client_notifications;
     fn rust_client_stderr;
     fn rust_client_state;
+    fn rust_client_transcript;
     fn rust_client_close;
     fn rust_check_listings;
     fn rust_json_pretty;

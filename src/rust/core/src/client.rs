@@ -146,6 +146,8 @@ pub struct Client {
     first_response: Option<Duration>,
     /// The exact line of the last answer matched to a request.
     last_response: Option<String>,
+    /// Every line sent (`true`) and received (`false`), when asked for.
+    transcript: Option<VecDeque<(bool, String)>>,
 }
 
 fn push_bounded<T>(q: &mut VecDeque<T>, item: T) {
@@ -309,6 +311,7 @@ impl Client {
             unmatched: VecDeque::new(),
             first_response: None,
             last_response: None,
+            transcript: None,
         })
     }
 
@@ -446,7 +449,9 @@ impl Client {
         if self.eof {
             return Err(self.exited());
         }
-        let mut line = msg.to_string().into_bytes();
+        let text = msg.to_string();
+        self.record(true, &text);
+        let mut line = text.into_bytes();
         line.push(b'\n');
         match &self.writer {
             Some(w) if w.send(line).is_ok() => Ok(()),
@@ -454,10 +459,19 @@ impl Client {
         }
     }
 
+    fn record(&mut self, sent: bool, line: &str) {
+        if let Some(t) = &mut self.transcript {
+            push_bounded(t, (sent, line.to_string()));
+        }
+    }
+
     /// Sort one stdout line. Returns it when it is the response to `want`.
     fn take_line(&mut self, at: Instant, bytes: &[u8], want: Option<&Value>) -> Option<Value> {
         let elapsed = at.saturating_duration_since(self.started);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if self.transcript.is_some() {
+            self.record(false, &String::from_utf8_lossy(bytes));
+        }
         let msg: Option<Map<String, Value>> = match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(m)) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => Some(m),
             _ => None,
@@ -510,7 +524,9 @@ impl Client {
     }
 
     fn send_raw(&mut self, msg: &Value) -> Result<(), ClientError> {
-        let mut line = msg.to_string().into_bytes();
+        let text = msg.to_string();
+        self.record(true, &text);
+        let mut line = text.into_bytes();
         line.push(b'\n');
         match &self.writer {
             Some(w) if w.send(line).is_ok() => Ok(()),
@@ -646,6 +662,21 @@ impl Client {
     /// The exact line of the last answer to one of this client's requests.
     pub fn last_response(&self) -> Option<&str> {
         self.last_response.as_deref()
+    }
+
+    /// Start (or stop) keeping every line sent and received.
+    pub fn set_transcript(&mut self, on: bool) {
+        self.transcript = if on { Some(self.transcript.take().unwrap_or_default()) } else { None };
+    }
+
+    /// The lines sent (`true`) and received (`false`) since the last call,
+    /// in order; empty unless [`Client::set_transcript`] turned it on.
+    pub fn take_transcript(&mut self) -> Vec<(bool, String)> {
+        self.poll();
+        match &mut self.transcript {
+            Some(t) => t.drain(..).collect(),
+            None => Vec::new(),
+        }
     }
 
     /// Time from start to the first JSON-RPC response.

@@ -94,6 +94,35 @@ fn server_requests_get_method_not_found_and_notifications_are_kept() {
 }
 
 #[test]
+fn the_transcript_holds_every_line_in_order() {
+    let mut c = Client::spawn(&launch("banner"), "2025-11-25", info()).expect("spawn");
+    c.set_transcript(true);
+    c.open(T).expect("open");
+    c.call_tool("echo", json!({"x": 1}), T).expect("call");
+    let t = c.take_transcript();
+    let shown: Vec<(bool, String)> = t
+        .iter()
+        .map(|(sent, line)| {
+            let v: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+            let what = v.get("method").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
+                if v.is_null() { line.clone() } else { format!("answer {}", v["id"]) }
+            });
+            (*sent, what)
+        })
+        .collect();
+    let expected: Vec<(bool, String)> = vec![
+        (true, "initialize".into()),
+        (false, "Welcome! This line is not JSON-RPC.".into()),
+        (false, "answer 0".into()),
+        (true, "notifications/initialized".into()),
+        (true, "tools/call".into()),
+        (false, "answer 1".into()),
+    ];
+    assert_eq!(shown, expected);
+    assert!(c.take_transcript().is_empty(), "taken");
+}
+
+#[test]
 fn stray_stdout_lines_are_kept_apart() {
     let mut c = start("banner", "2025-11-25");
     let stray = c.stray_lines();

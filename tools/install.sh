@@ -52,7 +52,13 @@ still <- names(need)[!mapply(have, names(need), need)]
 if (length(still)) stop("could not install: ", paste(still, collapse = ", "))
 RS
 
-if [ -f tests/node/package.json ] && [ ! -d tests/node/node_modules ]; then
+# Also when a dependency of package.json is missing from node_modules (one
+# was added since the last install).
+node_deps_missing() {
+  (cd tests/node && node -e 'for (const d of Object.keys(require("./package.json").dependencies))
+    require("fs").accessSync("node_modules/" + d + "/package.json")') 2>/dev/null && return 1 || return 0
+}
+if [ -f tests/node/package.json ] && { [ ! -d tests/node/node_modules ] || node_deps_missing; }; then
   log "npm ci (tests/node)"
   (cd tests/node && npm ci --no-audit --no-fund --silent)
 fi

@@ -33,7 +33,9 @@ if [ -x tests/node/run.sh ]; then
 fi
 
 echo "== testthat (installed package)"
-NOT_CRAN=true Rscript --vanilla - "$out/testthat.counts" <<'RS'
+# Tests that drive the npm example server fail here, rather than skip, when
+# it is missing (see tests/testthat/helper-client.R).
+MCPLITE_REQUIRE_NODE_TESTS=true NOT_CRAN=true Rscript --vanilla - "$out/testthat.counts" <<'RS'
 out <- commandArgs(TRUE)[1]
 library(testthat)
 res <- as.data.frame(test_dir("tests/testthat", package = "mcplite",

@@ -230,7 +230,8 @@ client_abort <- function(err, what, call) {
       if (!is.null(err$status)) sprintf(" (exit status %d)", err$status), ".",
       stderr_tail(stderr)
     ),
-    timeout = sprintf("The server did not answer %s in time: %s.", what, err$message),
+    timeout = sprintf("The server did not answer %s within %s seconds; the request was cancelled.",
+                      what, format(err$seconds)),
     spawn = sprintf("Cannot start the server: %s.", sub("^cannot start the server: ", "", err$message)),
     closed = sprintf("Cannot send %s: the client is closed.", what),
     sprintf("The server broke the protocol during %s: %s.", what, err$message)

@@ -101,6 +101,25 @@ test_that("a package only visible through R_LIBS is found, with the env entry th
   })
 })
 
+test_that("a package installed nowhere is reported with install.packages()", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c("library(mcplitenosuchpackage)", mcplite_tool_code, "mcplite::mcp_server(add)"))
+  res <- mcp_check(script, env = child_env())
+  expect_equal(rules_of(res), "package_not_installed")
+  expect_match(res$problems$fix, 'install.packages("mcplitenosuchpackage")', fixed = TRUE)
+})
+
+test_that("text printed without a newline is found and the server still checked", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c('cat("Loading...")', mcplite_tool_code, "mcplite::mcp_server(add)"))
+  res <- mcp_check(script, env = child_env(), timeout = 20)
+  expect_equal(rules_of(res, "error"), "stdout_noise")
+  expect_match(res$problems$message, "Loading...", fixed = TRUE)
+  expect_equal(res$versions$tools, rep(1L, 4))
+})
+
 test_that("an error before serving is shown with what R wrote to stderr", {
   skip_on_cran()
   skip_if_no_mcplite_child()
@@ -202,6 +221,13 @@ test_that("a server not built on mcplite is checked listing by listing", {
   expect_equal(warnings$rule, c("name_rule", "description_missing", "required_unknown", "dialect"))
   expect_equal(warnings$tool, c("no description", "no description", "req", "old"))
   expect_true("modern_unsupported" %in% res$notes$rule)
+
+  # No tools at all, and a call the server refuses.
+  writeLines("[]", tools)
+  res <- mcp_check(normalizePath(mcp_fixture_server("raw-server.R")), env = c(RAW_TOOLS = tools),
+                   calls = list(missing = list()))
+  expect_equal(res$versions$tools, c(NA, 0L, 0L, 0L))
+  expect_setequal(rules_of(res, c("error", "warning")), c("no_tools", "call_failed"))
 })
 
 test_that("mcp_check() checks its arguments", {

@@ -38,6 +38,7 @@ test_that("the client lists and calls tools in every protocol version", {
     err <- expect_error(client$call("nope"), class = "mcplite_error_client_rpc")
     expect_s3_class(err, "mcplite_error")
     expect_equal(err$code, -32602)
+    if (v == "2025-11-25") expect_snapshot(error = TRUE, client$call("nope"))
 
     expect_equal(client$close(), 0L)
     expect_false(client$is_alive())
@@ -123,6 +124,7 @@ test_that("timeouts are classed errors, cancel the request, and the client goes 
   client <- local_mcp_client(slow, env = child_env())
   t0 <- Sys.time()
   expect_error(client$call("nap", list(s = 2), timeout = 0.3), class = "mcplite_error_client_timeout")
+  expect_snapshot(error = TRUE, client$call("nap", list(s = 2), timeout = 0.25))
   expect_lt(as.numeric(Sys.time() - t0, units = "secs"), 1.5)
   res <- client$call("nap", list(s = 0))
   expect_equal(res$content[[1]]$text, "awake")

@@ -5,8 +5,8 @@
 //!
 //! Every entry point returns `list(value, error)`. A client error is a list
 //! with `kind` (spawn, exited, timeout, rpc, protocol, version, closed,
-//! invalid), `message`, and when they apply `code`, `data`, `status` and the
-//! server's `stderr`.
+//! invalid), `message`, and when they apply `code`, `data`, `status`,
+//! `seconds` (timeouts) and the server's `stderr`.
 
 use extendr_api::prelude::*;
 use mcplite_core::check::check_listings;
@@ -55,9 +55,14 @@ fn fail(e: &ClientError, client: Option<&mut Client>) -> Robj {
         ClientError::Rpc { message, .. } => message.clone(),
         _ => e.to_string(),
     };
+    let seconds = match e {
+        ClientError::Timeout { seconds, .. } => Some(*seconds),
+        _ => None,
+    };
     let error = list!(
         kind = kind,
         message = message,
+        seconds = nullable(seconds),
         code = nullable(code),
         data = data.unwrap_or_else(|| ().into()),
         status = nullable(status),

@@ -225,6 +225,14 @@ fn stderr_loop<R: Read>(mut err: R, buf: Arc<Mutex<StderrBuf>>) {
     lock(&buf).done = true;
 }
 
+/// A line that is one JSON-RPC 2.0 message object.
+fn jsonrpc_object(bytes: &[u8]) -> Option<Map<String, Value>> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(m)) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => Some(m),
+        _ => None,
+    }
+}
+
 /// `now + d`, or far in the future when that overflows (an "infinite" timeout).
 fn deadline_after(d: Duration) -> Instant {
     let now = Instant::now();
@@ -472,14 +480,28 @@ impl Client {
         if self.transcript.is_some() {
             self.record(false, &String::from_utf8_lossy(bytes));
         }
-        let msg: Option<Map<String, Value>> = match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(m)) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => Some(m),
-            _ => None,
-        };
-        let Some(msg) = msg else {
-            let text = String::from_utf8_lossy(bytes).into_owned();
-            push_bounded(&mut self.stray, StrayLine { at_ms: elapsed.as_secs_f64() * 1000.0, text });
-            return None;
+        let at_ms = elapsed.as_secs_f64() * 1000.0;
+        let msg = match jsonrpc_object(bytes) {
+            Some(m) => m,
+            None => {
+                // Text printed without a newline runs into the next message:
+                // keep the text as stray and still read the message behind it.
+                let glued = bytes
+                    .iter()
+                    .position(|&b| b == b'{')
+                    .filter(|&i| i > 0)
+                    .and_then(|i| jsonrpc_object(&bytes[i..]).map(|m| (i, m)));
+                let (stray_end, msg) = match glued {
+                    Some((i, m)) => (i, Some(m)),
+                    None => (bytes.len(), None),
+                };
+                let text = String::from_utf8_lossy(&bytes[..stray_end]).into_owned();
+                push_bounded(&mut self.stray, StrayLine { at_ms, text });
+                match msg {
+                    Some(m) => m,
+                    None => return None,
+                }
+            }
         };
         let id = msg.get("id").cloned();
         if msg.get("method").is_some_and(Value::is_string) {
@@ -519,7 +541,7 @@ impl Client {
             return None;
         }
         let text = String::from_utf8_lossy(bytes).into_owned();
-        push_bounded(&mut self.stray, StrayLine { at_ms: elapsed.as_secs_f64() * 1000.0, text });
+        push_bounded(&mut self.stray, StrayLine { at_ms, text });
         None
     }
 

@@ -131,6 +131,13 @@ fn stray_stdout_lines_are_kept_apart() {
     assert!(c.first_response().is_some());
     c.call_tool("junk", json!({}), T).expect("call");
     assert_eq!(c.stray_lines()[1].text, "[1] \"printed by a tool\"");
+
+    // Text without a newline glued to the first answer: both are seen.
+    let mut c = start("glued", "2025-11-25");
+    assert_eq!(c.protocol(), "2025-11-25");
+    let stray = c.stray_lines();
+    assert_eq!(stray.len(), 1);
+    assert_eq!(stray[0].text, "Loading...");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //!   request before answering), junk (writes a non-JSON line first), env
 //!   (the environment as a JSON object), cwd (the working directory)
 //! - banner: writes a line of text on stdout before serving
+//! - glued: writes text without a newline before serving
 //! - fail-start: writes an R-like error on stderr and exits with status 1
 //! - silent: reads input and never answers
 //! - linger: serves, and keeps running for a minute after end of input
@@ -71,6 +72,10 @@ fn main() {
             std::process::exit(1);
         }
         "banner" => write(&mut out, "Welcome! This line is not JSON-RPC."),
+        // No newline: the text runs into the first answer.
+        "glued" => {
+            let _ = out.write_all(b"Loading...");
+        }
         _ => {}
     }
     let names = ["echo", "sleep", "fail", "die", "chatty", "junk", "env", "cwd"];

@@ -191,14 +191,9 @@ fn writer_loop(mut stdin: ChildStdin, lines: Receiver<Vec<u8>>) {
 
 fn stdout_loop<R: Read>(out: R, tx: SyncSender<Event>) {
     let mut reader = LineReader::new(BufReader::with_capacity(1 << 16, out));
-    loop {
-        match reader.next_line() {
-            Ok(Some(line)) => {
-                if tx.send(Event::Line(Instant::now(), line.to_vec())).is_err() {
-                    return;
-                }
-            }
-            Ok(None) | Err(_) => break,
+    while let Ok(Some(line)) = reader.next_line() {
+        if tx.send(Event::Line(Instant::now(), line.to_vec())).is_err() {
+            return;
         }
     }
     let _ = tx.send(Event::Eof);
@@ -497,10 +492,7 @@ impl Client {
                 };
                 let text = String::from_utf8_lossy(&bytes[..stray_end]).into_owned();
                 push_bounded(&mut self.stray, StrayLine { at_ms, text });
-                match msg {
-                    Some(m) => m,
-                    None => return None,
-                }
+                msg?
             }
         };
         let id = msg.get("id").cloned();

@@ -7,23 +7,28 @@
 #' root class `mcplite_error` plus one specific subclass:
 #' `argument` (a bad argument value), `schema` (a schema or type helper),
 #' `content` (content blocks and results), `serialize` (a value that cannot be
-#' written as JSON), `option` (a payload option) and `tools` (the tool list
-#' given to [mcp_server()]).
+#' written as JSON), `option` (a payload option), `tools` (the tool list
+#' given to [mcp_server()]) and `client` (an exchange of [mcp_client()] that
+#' failed, with a finer class first: `client_rpc`, `client_exited`,
+#' `client_timeout`, `client_start`, `client_protocol`, `client_closed`).
 #'
 #' @param message The message, already formatted.
 #' @param class The specific kind, without the `mcplite_error_` prefix.
 #' @param arg Name of the offending argument, stored in the condition.
 #' @param call The call to report; defaults to the caller's caller.
+#' @param ... Further fields stored in the condition (the client errors
+#'   carry `code`, `data`, `status` and `stderr`). `class` may hold several
+#'   kinds, most specific first (`c("client_rpc", "client")`).
 #' @return Never returns.
 #' @noRd
 abort_mcplite <- function(message, class = "argument", arg = NULL,
-                          call = sys.call(-1)) {
+                          call = sys.call(-1), ...) {
   # Keep only the function name (`tool()`), so messages stay short and stable
   # however long the author's call was.
   if (is.call(call)) call <- as.call(list(call[[1]]))
   cnd <- structure(
     class = c(paste0("mcplite_error_", class), "mcplite_error", "error", "condition"),
-    list(message = message, call = call, arg = arg)
+    c(list(message = message, call = call, arg = arg), list(...))
   )
   stop(cnd)
 }

@@ -31,3 +31,31 @@ rust_otel_span_activate <- function(ptr) .Call(wrap__rust_otel_span_activate, pt
 rust_otel_span_deactivate <- function(ptr) .Call(wrap__rust_otel_span_deactivate, ptr)
 
 rust_otel_span_ids <- function(ptr) .Call(wrap__rust_otel_span_ids, ptr)
+
+rust_client_spawn <- function(program, args, env, clear_env, cwd, protocol, client_info) .Call(wrap__rust_client_spawn, program, args, env, clear_env, cwd, protocol, client_info)
+
+rust_client_open <- function(ptr, timeout) .Call(wrap__rust_client_open, ptr, timeout)
+
+rust_client_request <- function(ptr, method, params, timeout) .Call(wrap__rust_client_request, ptr, method, params, timeout)
+
+rust_client_notify <- function(ptr, method, params) .Call(wrap__rust_client_notify, ptr, method, params)
+
+rust_client_list_tools <- function(ptr, timeout) .Call(wrap__rust_client_list_tools, ptr, timeout)
+
+rust_client_call_tool <- function(ptr, name, arguments, timeout) .Call(wrap__rust_client_call_tool, ptr, name, arguments, timeout)
+
+rust_client_notifications <- function(ptr, clear) .Call(wrap__rust_client_notifications, ptr, clear)
+
+rust_client_stderr <- function(ptr) .Call(wrap__rust_client_stderr, ptr)
+
+rust_client_state <- function(ptr) .Call(wrap__rust_client_state, ptr)
+
+rust_client_close <- function(ptr, grace) .Call(wrap__rust_client_close, ptr, grace)
+
+rust_check_listings <- function(listings) .Call(wrap__rust_check_listings, listings)
+
+rust_json_pretty <- function(x) .Call(wrap__rust_json_pretty, x)
+
+rust_base64 <- function(x) .Call(wrap__rust_base64, x)
+
+rust_client_transcript <- function(ptr, on) .Call(wrap__rust_client_transcript, ptr, on)

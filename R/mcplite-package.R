@@ -18,6 +18,19 @@
 #' what it is allowed to do, and for the size of what it returns. Standard
 #' output carries the protocol, so write diagnostics to standard error.
 #'
+#' Between writing the script and connecting a client, [mcp_check()] starts
+#' the script the way clients do and says what would fail there, and
+#' [mcp_config()] prints the client configuration. [mcp_client()] talks to
+#' any stdio MCP server from R, for trying and testing tools, and
+#' [plot_image()] turns a plot into an image block for a result.
+#'
+#' The guides "Get started" (`vignette("mcplite")`), "Write tools" and
+#' "Return results" are installed only when the package is built with its
+#' vignettes (`remotes::install_local(build_vignettes = TRUE)`, or
+#' `R CMD build` then `R CMD INSTALL` on the tarball; plain
+#' `R CMD INSTALL .` skips them). They are also on the package website and in
+#' the `vignettes/` folder of the source.
+#'
 #' @keywords internal
 "_PACKAGE"
 

@@ -52,7 +52,7 @@ log "R library: $rlib"
 # what a user's session will load: an R session that has already loaded
 # Debian's older jsonlite or rlang keeps those versions after installing newer
 # ones, and would wrongly report them as missing.
-export MCPLITE_NEED="jsonlite=2.0.0 ellmer=0.3.0 otel=0.2.0 S7=0.2.0 processx=3.8.0 testthat=3.1.6"
+export MCPLITE_NEED="jsonlite=2.0.0 ellmer=0.3.0 otel=0.2.0 S7=0.2.0 processx=3.8.0 testthat=3.1.6 ggplot2=3.4.0 ragg=1.2.0"
 r_unmet() { # prints the packages that are missing, too old or do not load; --report: every verdict on stderr
   Rscript --vanilla - "$@" <<'RS'
 report <- identical(commandArgs(TRUE), "--report")
@@ -96,7 +96,13 @@ log "CRAN mcplite 0.2.0 -> $cran_lib"
 Rscript --vanilla -e 'source("tests/testthat/helper-cran.R"); s <- cran_mcplite_install(commandArgs(TRUE)[1]); message("[install] CRAN mcplite: ", s); if (!s %in% c("present", "installed", "unreachable")) quit(status = 1)' "$cran_lib" ||
   { log "could not install CRAN mcplite 0.2.0"; exit 1; }
 
-if [ -f tests/node/package.json ] && [ ! -d tests/node/node_modules ]; then
+# Also when a dependency of package.json is missing from node_modules (one
+# was added since the last install).
+node_deps_missing() {
+  (cd tests/node && node -e 'for (const d of Object.keys(require("./package.json").dependencies))
+    require("fs").accessSync("node_modules/" + d + "/package.json")') 2>/dev/null && return 1 || return 0
+}
+if [ -f tests/node/package.json ] && { [ ! -d tests/node/node_modules ] || node_deps_missing; }; then
   log "npm ci (tests/node)"
   (cd tests/node && npm ci --no-audit --no-fund --silent)
 fi

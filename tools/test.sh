@@ -34,8 +34,10 @@ fi
 
 echo "== testthat (installed package)"
 # CRAN mcplite 0.2.0 for the interop test, installed there by tools/install.sh.
+# Tests that drive the npm example server fail here, rather than skip, when
+# it is missing (see tests/testthat/helper-client.R).
 export MCPLITE_CRAN_LIB="${MCPLITE_CRAN_LIB:-$root/bench/.lib-cran}"
-NOT_CRAN=true Rscript --vanilla - "$out/testthat.counts" <<'RS'
+MCPLITE_REQUIRE_NODE_TESTS=true NOT_CRAN=true Rscript --vanilla - "$out/testthat.counts" <<'RS'
 out <- commandArgs(TRUE)[1]
 library(testthat)
 res <- as.data.frame(test_dir("tests/testthat", package = "mcplite",

@@ -1,18 +1,20 @@
-# A scripted MCP client talking to the minimal example server.
+# A scripted MCP client, built on mcplite::mcp_client(), that shows every
+# JSON-RPC message it sends (->) and receives (<-).
 #
 #   Rscript -e 'source(system.file("examples", "client-demo.R", package = "mcplite"))'
 #
-# or, with a server script of your own as the first argument:
+# runs it against the minimal example server. For a server script of your
+# own, give its path, and optionally a tool name and its arguments as JSON
+# (the JSON needs the jsonlite package):
 #
 #   Rscript --vanilla client-demo.R /absolute/path/to/server.R
+#   Rscript --vanilla client-demo.R /absolute/path/to/server.R my_tool '{"x": 1}'
 #
-# It starts `Rscript --vanilla` on the server, writes one JSON-RPC message per
-# line to its standard input and prints every line it sends (->) and receives
-# (<-). The first exchange is a legacy client (initialize handshake, protocol
-# 2025-11-25); the second a modern client (protocol 2026-07-28, no handshake,
-# version and capabilities sent with every request in `_meta`).
-# Only base R is required; processx is used when installed so that each reply
-# is printed right after its request.
+# Without a tool name it calls the first tool the server lists; without
+# arguments it makes up a value for each required argument from the tool's
+# input schema. It talks to the server twice: as a client of protocol
+# 2025-11-25 (initialize handshake first) and as a client of 2026-07-28 (no
+# handshake; the version travels in every request's _meta).
 
 local({
   args <- commandArgs(trailingOnly = TRUE)
@@ -22,63 +24,47 @@ local({
     stop("Cannot find the server script; pass its path as the first argument.")
   }
   server <- normalizePath(server)
-  rscript <- file.path(R.home("bin"), if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript")
+  tool_name <- if (length(args) >= 2) args[[2]] else NULL
+  arguments <- if (length(args) >= 3) {
+    if (!requireNamespace("jsonlite", quietly = TRUE)) stop("Reading arguments as JSON needs the jsonlite package.")
+    jsonlite::parse_json(args[[3]])
+  } else {
+    NULL
+  }
 
-  modern_meta <- paste0(
-    '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",',
-    '"io.modelcontextprotocol/clientCapabilities":{},',
-    '"io.modelcontextprotocol/clientInfo":{"name":"client-demo","version":"1.0"}}'
-  )
-  legacy <- c(
-    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"client-demo","version":"1.0"}}}',
-    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-    '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
-    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
-  )
-  modern <- c(
-    paste0('{"jsonrpc":"2.0","id":"a","method":"server/discover","params":{', modern_meta, '}}'),
-    paste0('{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2},', modern_meta, '}}')
-  )
-
-  # Notifications carry no "id" and get no reply.
-  expects_reply <- function(line) grepl('"id":', line, fixed = TRUE)
-
-  converse_processx <- function(lines) {
-    p <- processx::process$new(rscript, c("--vanilla", server),
-                               stdin = "|", stdout = "|", stderr = NULL)
-    on.exit(if (p$is_alive()) p$kill(), add = TRUE)
-    for (line in lines) {
-      cat("-> ", line, "\n", sep = "")
-      p$write_input(paste0(line, "\n"))
-      if (!expects_reply(line)) next
-      deadline <- Sys.time() + 30
-      repeat {
-        p$poll_io(1000)
-        got <- p$read_output_lines()
-        for (reply in got) cat("<- ", reply, "\n", sep = "")
-        if (length(got) > 0) break
-        if (!p$is_alive()) stop("The server exited early.")
-        if (Sys.time() > deadline) stop("No reply within 30 seconds.")
-      }
+  # A value of the right type for each required argument of a tool.
+  example_arguments <- function(tool) {
+    schema <- tool$inputSchema
+    out <- list()
+    for (name in unlist(schema$required)) {
+      type <- unlist(schema$properties[[name]]$type)[1]
+      out[[name]] <- switch(if (is.null(type)) "" else type,
+        number = 1, integer = 2L, boolean = TRUE, array = list(),
+        object = structure(list(), names = character()), string = "text",
+        "text"
+      )
     }
-    close(p$get_input_connection())
-    p$wait(10000)
+    if (!length(out)) out <- structure(list(), names = character())
+    out
   }
 
-  converse_base <- function(lines) {
-    # Without processx, send everything at once; the server exits at the end
-    # of its input and we print the replies afterwards.
-    for (line in lines) cat("-> ", line, "\n", sep = "")
-    replies <- system2(rscript, c("--vanilla", shQuote(server)),
-                       input = lines, stdout = TRUE, stderr = FALSE, timeout = 60)
-    for (reply in replies) cat("<- ", reply, "\n", sep = "")
+  show <- function(client) writeLines(client$transcript())
+
+  for (protocol in c("2025-11-25", "2026-07-28")) {
+    cat(sprintf("# A client of protocol %s\n", protocol))
+    client <- mcplite::mcp_client(server, protocol = protocol, transcript = TRUE)
+    show(client)
+    tools <- client$tools()
+    show(client)
+    if (!length(tools)) stop("The server lists no tools.")
+    names <- vapply(tools, function(t) t$name, character(1))
+    name <- if (is.null(tool_name)) names[[1]] else tool_name
+    if (!name %in% names) stop(sprintf("The server has no tool %s; it has %s.", name, paste(names, collapse = ", ")))
+    call_args <- if (is.null(arguments)) example_arguments(tools[[match(name, names)]]) else arguments
+    result <- client$call(name, call_args)
+    show(client)
+    cat(sprintf("# %s%s\n\n", name, if (isTRUE(result$isError)) " returned a tool error" else " answered"))
+    client$close()
   }
-
-  converse <- if (requireNamespace("processx", quietly = TRUE)) converse_processx else converse_base
-
-  cat("# Legacy client (protocol 2025-11-25)\n")
-  converse(legacy)
-  cat("\n# Modern client (protocol 2026-07-28)\n")
-  converse(modern)
   invisible()
 })

@@ -2,31 +2,11 @@
 #
 #   Rscript --vanilla /absolute/path/to/plot-image.R
 #
-# MCP carries images as base64 text. mcplite does not encode for you, so the
-# tool reads the PNG file back as raw bytes and encodes them itself: with
-# jsonlite when it is installed, otherwise with the small base R encoder below.
-
-base64_encode <- function(bytes) {
-  if (requireNamespace("jsonlite", quietly = TRUE)) {
-    # base64_enc() wraps its output every 76 characters; MCP wants one string.
-    return(gsub("\n", "", jsonlite::base64_enc(bytes), fixed = TRUE))
-  }
-  alphabet <- c(LETTERS, letters, 0:9, "+", "/")
-  n <- length(bytes)
-  if (n == 0) {
-    return("")
-  }
-  pad <- (3 - n %% 3) %% 3
-  m <- matrix(c(as.integer(bytes), integer(pad)), nrow = 3)
-  # Three bytes make one 24-bit number, which splits into four 6-bit digits.
-  v <- m[1, ] * 65536 + m[2, ] * 256 + m[3, ]
-  digits <- rbind(v %/% 262144, (v %/% 4096) %% 64, (v %/% 64) %% 64, v %% 64)
-  chars <- alphabet[as.vector(digits) + 1]
-  if (pad > 0) {
-    chars[seq(length(chars) - pad + 1, length(chars))] <- "="
-  }
-  paste(chars, collapse = "")
-}
+# mcplite::plot_image() draws into a PNG file (never on a screen: the server
+# has none, and its standard output belongs to the protocol), closes the
+# device even when drawing fails, and returns the image content block with
+# the PNG encoded as base64. It takes a ggplot, a recorded plot, a function,
+# or, as here, an expression that draws.
 
 plot_histogram <- mcplite::tool(
   function(n = 100, bins = 20) {
@@ -38,21 +18,14 @@ plot_histogram <- mcplite::tool(
     if (is.na(bins) || bins < 1 || bins > 200) {
       stop("`bins` must be between 1 and 200.", call. = FALSE)
     }
-    path <- tempfile(fileext = ".png")
-    on.exit(unlink(path), add = TRUE)
-    # Draw into a file, never to a screen device: this process has no display
-    # and its standard output belongs to the protocol.
-    type <- if (isTRUE(capabilities("cairo"))) "cairo" else getOption("bitmapType")
-    grDevices::png(path, width = 480, height = 360, type = type)
-    tryCatch(
+    image <- mcplite::plot_image(
       graphics::hist(stats::rnorm(n), breaks = bins, col = "grey80",
                      main = sprintf("%d draws from N(0, 1)", n), xlab = "value"),
-      finally = grDevices::dev.off()
+      width = 480, height = 360
     )
-    bytes <- readBin(path, "raw", n = file.size(path))
     mcplite::tool_result(list(
       mcplite::content_text(sprintf("Histogram of %d normal draws in %d bins.", n, bins)),
-      mcplite::content_image(base64_encode(bytes), mime_type = "image/png")
+      image
     ))
   },
   name = "plot_histogram",

@@ -332,17 +332,37 @@ test_that("tracing.R traces nothing and still works without an exporter", {
 test_that("client-demo.R prints a legacy and a modern exchange", {
   skip_if_examples_cannot_run()
   demo <- system.file("examples", "client-demo.R", package = "mcplite")
-  res <- processx::run(example_rscript(), c("--vanilla", demo),
-                       env = example_env(), error_on_status = FALSE, timeout = 120)
-  expect_equal(res$status, 0L)
-  out <- strsplit(res$stdout, "\n", fixed = TRUE)[[1]]
-  sent <- sub("^-> ", "", grep("^-> ", out, value = TRUE))
-  received <- sub("^<- ", "", grep("^<- ", out, value = TRUE))
-  expect_length(sent, 6)
+  exchange <- function(...) {
+    res <- processx::run(example_rscript(), c("--vanilla", demo, ...),
+                         env = example_env(), error_on_status = FALSE, timeout = 120)
+    expect_equal(res$status, 0L)
+    out <- strsplit(res$stdout, "\n", fixed = TRUE)[[1]]
+    list(
+      sent = lapply(sub("^-> ", "", grep("^-> ", out, value = TRUE)), jsonlite::fromJSON, simplifyVector = FALSE),
+      received = lapply(sub("^<- ", "", grep("^<- ", out, value = TRUE)), jsonlite::fromJSON, simplifyVector = FALSE)
+    )
+  }
+  # The minimal server, with arguments made up from the schema (a = b = 1).
+  ex <- exchange()
+  methods <- vapply(ex$sent, function(m) m$method, character(1))
+  expect_equal(methods, c("initialize", "notifications/initialized", "tools/list", "tools/call",
+                          "server/discover", "tools/list", "tools/call"))
   # Every request gets one reply; the notification gets none.
-  expect_length(received, 5)
-  replies <- lapply(received, jsonlite::fromJSON, simplifyVector = FALSE)
-  expect_equal(replies[[1]]$result$protocolVersion, "2025-11-25")
-  expect_equal(replies[[3]]$result$content[[1]]$text, "3")
-  expect_equal(replies[[5]]$result$content[[1]]$text, "42")
+  expect_length(ex$received, 6)
+  expect_equal(ex$received[[1]]$result$protocolVersion, "2025-11-25")
+  expect_equal(ex$received[[3]]$result$content[[1]]$text, "2")
+  expect_true("2026-07-28" %in% unlist(ex$received[[4]]$result$supportedVersions))
+  expect_equal(ex$received[[6]]$result$resultType, "complete")
+  expect_equal(ex$received[[6]]$result$content[[1]]$text, "2")
+  # Modern requests carry the version in _meta; legacy ones do not.
+  expect_equal(ex$sent[[7]]$params$`_meta`$`io.modelcontextprotocol/protocolVersion`, "2026-07-28")
+  expect_null(ex$sent[[4]]$params$`_meta`)
+
+  # Any server script, tool and arguments.
+  server <- system.file("examples", "tool-errors.R", package = "mcplite")
+  ex <- exchange(server, "square_root", '{"x": 81}')
+  calls <- Filter(function(m) identical(m$method, "tools/call"), ex$sent)
+  expect_equal(calls[[1]]$params, list(name = "square_root", arguments = list(x = 81L)))
+  answers <- Filter(function(m) !is.null(m$result$content), ex$received)
+  expect_equal(vapply(answers, function(m) m$result$content[[1]]$text, ""), c("9", "9"))
 })

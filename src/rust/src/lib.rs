@@ -5,6 +5,7 @@
 use extendr_api::prelude::*;
 
 mod build;
+mod client;
 mod ffi;
 mod host;
 mod otel;
@@ -82,5 +83,6 @@ extendr_module! {
     fn rust_to_json;
     fn rust_serve;
     fn rust_on_exit;
+    use client;
     use otel;
 }

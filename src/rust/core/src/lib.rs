@@ -4,6 +4,8 @@
 //! [`r::RValue`] (reading R objects) and [`r::RBuilder`] (making them), so every
 //! rule here is testable with plain `cargo test`. See `src/rust/ARCHITECTURE.md`.
 
+pub mod check;
+pub mod client;
 pub mod dispatch;
 pub mod envelope;
 pub mod json;

@@ -17,7 +17,7 @@ pub mod testvalue;
 mod tests;
 
 pub use encode::MAX_DEPTH;
-pub use escape::write_json_string;
+pub use escape::{write_base64, write_json_string};
 pub use number::Digits;
 pub use validate::{check_compact_json, JsonFault};
 pub use value::{Conversion, RType, RValue};

@@ -1,0 +1,475 @@
+# mcp_check(): start a server script exactly as MCP clients do and report
+# what would go wrong, each problem with its fix. The per-tool rules live in
+# the Rust core (src/rust/core/src/check.rs).
+
+#' Check a server script the way MCP clients start it
+#'
+#' @description
+#' `mcp_check()` starts your server script exactly as an MCP client would
+#' and tells you what would go wrong there, each problem with a one-line fix.
+#' Run it after writing `server.R` and before configuring a client: a client
+#' usually only says "server disconnected" or shows no tools.
+#'
+#' @details
+#' ## How the script is started
+#' Like a client configured as [mcp_config()] shows: the absolute path of this
+#' R installation's `Rscript`, `--vanilla`, the absolute path of the script,
+#' from a new temporary directory (clients do not start servers in the
+#' script's directory), and with only the environment variables that the
+#' official MCP SDKs pass to servers by default, plus `env`:
+#'
+#' * on Unix-alikes `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM` and `USER`;
+#' * on Windows `APPDATA`, `HOMEDRIVE`, `HOMEPATH`, `LOCALAPPDATA`, `PATH`,
+#'   `PROCESSOR_ARCHITECTURE`, `SYSTEMDRIVE`, `SYSTEMROOT`, `TEMP`,
+#'   `USERNAME`, `USERPROFILE` and `PROGRAMFILES`.
+#'
+#' These are the `DEFAULT_INHERITED_ENV_VARS` of the TypeScript SDK
+#' (`@modelcontextprotocol/sdk` 1.32.2, `client/stdio.js`), which Claude
+#' Desktop and many other clients build on; the SDK also skips values that
+#' start with `()`, as this check does. Variables such as `R_LIBS` set in your
+#' shell or in `~/.Renviron` (which `--vanilla` skips) are therefore missing,
+#' unless the client configuration sets them: pass them in `env` to check
+#' such a configuration.
+#'
+#' ## What is reported
+#' Problems come first: errors (clients will fail) and warnings (some
+#' clients will fail, or the specification advises against it). Then notes.
+#'
+#' * the script does not exist, or was given as a relative path;
+#' * R stopped before serving, with what it wrote to standard error; when the
+#'   reason is a package that cannot be found in the reduced environment but
+#'   loads in this session (mcplite itself included), the `env` entry that
+#'   fixes it (`R_LIBS`), after which the check goes on with that entry;
+#' * a script that reads files by relative paths;
+#' * lines on standard output that are not protocol messages;
+#' * the time to the first answer;
+#' * `tools/list` in each of the four protocol versions, and the version the
+#'   server chose for each handshake;
+#' * for every tool: the tool-name rule of the latest specification, a
+#'   description, an input schema whose root is `"type": "object"`,
+#'   `required` names missing from `properties`, a `$schema` dialect other
+#'   than 2020-12 or draft-07, validity against the dialect's meta-schema,
+#'   references and patterns a validator cannot use, the shapes the
+#'   pre-2026 schema files demand, and which versions drop the output schema;
+#' * schema features that particular clients are known to refuse, each with
+#'   its source: a dot or more than 64 characters in a name (OpenAI and
+#'   Anthropic APIs), `anyOf`/`oneOf`/`allOf` at the top of the input schema
+#'   (Anthropic API), arrays without `items` (VS Code), references to other
+#'   documents (2026-07-28 specification);
+#' * optionally, the results of calling tools with the arguments in `calls`.
+#'
+#' @param script Path to the server script.
+#' @param env Environment variables the client configuration sets, as a
+#'   named character vector, for example `c(R_LIBS = "/path/to/library")`.
+#' @param calls Tools to call, as a named list: names are tool names, values
+#'   the arguments (named lists), for example
+#'   `list(add = list(a = 1, b = 2))`. Each call is made in every version the
+#'   server serves; a tool error or a failed call is a problem.
+#' @param timeout Seconds to wait for each answer.
+#'
+#' @return An object of class `mcplite_check`, a list with:
+#'   `ok` (`TRUE` when there is no error), `problems` (errors and warnings)
+#'   and `notes`, each a data frame with columns `severity`, `rule`, `tool`,
+#'   `version`, `message`, `fix` and `source`; `script` (absolute path),
+#'   `command` (what was run), `env` (the environment entries a client
+#'   configuration needs, found ones included), `versions` (a data frame:
+#'   version asked, version served, number of tools, error), `tools` (the
+#'   tool definitions), `first_answer_seconds`, `calls` (results) and
+#'   `stderr` (what the server wrote there). Printing it shows the problems
+#'   first and ends with the configuration snippet of [mcp_config()].
+#' @seealso [mcp_config()] for the configuration, [mcp_client()] to drive a
+#'   server yourself.
+#' @export
+#' @examples
+#' server <- system.file("examples", "minimal.R", package = "mcplite")
+#' \donttest{
+#' res <- mcp_check(server, env = c(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)))
+#' res$ok
+#' res
+#' }
+mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
+  call <- sys.call()
+  check_string(script, "script", call = call)
+  env <- check_env(env, call)
+  timeout <- check_timeout(timeout, call = call)
+  if (!is.null(calls)) {
+    calls <- check_named_list(calls, "calls", call = call)
+    for (nm in names(calls)) check_named_list(calls[[nm]], sprintf("calls$%s", nm), call = call)
+  }
+  findings <- list()
+  add <- function(severity, rule, message, fix, tool = NA_character_, version = NA_character_,
+                  source = NA_character_) {
+    findings[[length(findings) + 1L]] <<- list(
+      severity = severity, rule = rule, tool = tool, version = version,
+      message = message, fix = fix, source = source
+    )
+  }
+  out <- list(
+    ok = FALSE, script = script, command = character(), env = env,
+    versions = versions_frame(list()), tools = list(), first_answer_seconds = NA_real_,
+    calls = list(), stderr = character()
+  )
+  if (!file.exists(script) || dir.exists(script)) {
+    add("error", "script_missing",
+        sprintf("There is no file at %s.", script),
+        "Give the path of your server script; clients need its absolute path.")
+    return(check_result(out, findings))
+  }
+  abs <- normalizePath(script)
+  out$script <- abs
+  if (!is_absolute_path(script)) {
+    add("warning", "script_relative",
+        sprintf("The script was given as the relative path %s; clients start servers from a directory of their own, so a relative path in their configuration fails.", script),
+        sprintf("Use the absolute path %s in the client configuration (mcp_config() writes it).", abs))
+  }
+  rscript <- rscript_path()
+  out$command <- c(rscript, "--vanilla", abs)
+  cwd <- tempfile("mcp-check-")
+  dir.create(cwd)
+  on.exit(unlink(cwd, recursive = TRUE), add = TRUE)
+  launch <- list(program = rscript, args = c("--vanilla", abs))
+  info <- list(name = "mcplite-check", version = getNamespaceVersion("mcplite")[[1]])
+
+  # The start-up probe, repeated with R_LIBS entries while packages that this
+  # session can load are missing there.
+  reported <- character()
+  probe <- NULL
+  for (round in 1:5) {
+    probe <- check_start(launch, c(client_env(), env), cwd, "2025-11-25", timeout, info)
+    if (!is.null(probe$client)) break
+    missing <- setdiff(missing_packages(probe$stderr), reported)
+    if (!length(missing)) break
+    libs <- vapply(missing, package_library, character(1))
+    for (pkg in missing[is.na(libs)]) {
+      add("error", "package_not_installed",
+          sprintf("The server needs the package %s, which is not installed here either.", pkg),
+          sprintf("Install it: install.packages(\"%s\").", pkg))
+    }
+    reported <- c(reported, missing[is.na(libs)])
+    have <- split_path_list(env["R_LIBS"])
+    new_libs <- setdiff(unique(libs[!is.na(libs)]), have)
+    if (!length(new_libs)) break
+    r_libs <- paste(c(have, new_libs), collapse = .Platform$path.sep)
+    for (pkg in missing[!is.na(libs)]) {
+      add("error", "package_not_found",
+          sprintf("R cannot find the package %s in the environment clients give the server, although this session loads it from %s.", pkg, libs[[pkg]]),
+          sprintf("Set R_LIBS in the client configuration, as mcp_config(env = c(R_LIBS = \"%s\")) shows; this check goes on with it.", r_libs))
+    }
+    reported <- c(reported, missing[!is.na(libs)])
+    env["R_LIBS"] <- r_libs
+  }
+  out$env <- env
+  out$stderr <- probe$stderr
+  if (is.null(probe$client)) {
+    unexplained <- setdiff(missing_packages(probe$stderr), reported)
+    explained <- length(reported) > 0 && !length(unexplained) && identical(probe$error$kind, "exited")
+    report_start_failure(probe, abs, add, explained)
+    return(check_result(out, findings))
+  }
+  client <- probe$client
+  on.exit(client$close(1), add = TRUE, after = FALSE)
+  state <- client$.state()
+  out$first_answer_seconds <- state$first_response_ms / 1000
+  report_stray(state$stray, "at start-up", add)
+  if (isTRUE(out$first_answer_seconds > 10)) {
+    add("warning", "slow_start",
+        sprintf("The first answer came after %.1f seconds; clients give up after 60 seconds by default, and users wait meanwhile.", out$first_answer_seconds),
+        "Load fewer packages or do less work before mcp_server(); prepare data lazily inside tools.")
+  }
+
+  # Every version: the probe serves 2025-11-25; the others start together.
+  order <- c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05")
+  clients <- list(`2025-11-25` = list(client = client, seen = length(state$stray)))
+  spawned <- lapply(setdiff(order, "2025-11-25"), function(v) {
+    list(version = v, res = rust_client_spawn(launch$program, launch$args, c(client_env(), env),
+                                              TRUE, cwd, v, info))
+  })
+  for (s in spawned) {
+    if (!is.null(s$res$error)) {
+      clients[[s$version]] <- list(error = s$res$error$message)
+      next
+    }
+    opened <- rust_client_open(s$res$value, timeout)
+    if (!is.null(opened$error)) {
+      rust_client_close(s$res$value, 1)
+      clients[[s$version]] <- list(error = opened$error$message)
+      next
+    }
+    x <- new_client(s$res$value, opened$value, launch, timeout)
+    # Start-up lines were reported once, from the probe.
+    clients[[s$version]] <- list(client = x, seen = length(x$.state()$stray))
+  }
+  on.exit(for (x in clients) if (!is.null(x$client)) x$client$close(1), add = TRUE, after = FALSE)
+  stray_since <- function(v, when) {
+    stray <- clients[[v]]$client$.state()$stray
+    seen <- clients[[v]]$seen
+    if (length(stray) > seen) report_stray(stray[-seq_len(seen)], when, add)
+    clients[[v]]$seen <<- length(stray)
+  }
+
+  versions <- list()
+  listings <- list()
+  for (v in order) {
+    x <- clients[[v]]
+    if (is.null(x$client)) {
+      versions[[v]] <- list(asked = v, served = NA_character_, tools = NA_integer_, error = x$error)
+      if (v == "2026-07-28") {
+        add("info", "modern_unsupported",
+            sprintf("The server does not serve 2026-07-28 (%s); clients of that version fall back to the initialize handshake.", x$error),
+            "Nothing to do; mcplite servers serve every version.")
+      } else {
+        add("error", "handshake_failed",
+            sprintf("The initialize handshake for %s failed: %s.", v, x$error),
+            "Answer initialize for every protocol version (mcp_server() does).", version = v)
+      }
+      next
+    }
+    served <- x$client$protocol
+    if (served != v) {
+      add("info", "version_negotiated",
+          sprintf("Asked for %s, the server chose %s.", v, served),
+          "Nothing to do, unless clients of that version matter to you.", version = v)
+    }
+    tools <- tryCatch(x$client$tools(), mcplite_error = function(e) e)
+    stray_since(v, sprintf("while listing tools (%s)", v))
+    if (inherits(tools, "error")) {
+      versions[[v]] <- list(asked = v, served = served, tools = NA_integer_, error = conditionMessage(tools))
+      add("error", "tools_list_failed",
+          sprintf("tools/list failed for %s: %s", v, conditionMessage(tools)),
+          "Make tools/list answer in every version (mcp_server() does).", version = v)
+      next
+    }
+    versions[[v]] <- list(asked = v, served = served, tools = length(tools), error = NA_character_)
+    if (!served %in% names(listings)) listings[[served]] <- tools
+  }
+  out$versions <- versions_frame(versions)
+  if (length(listings)) {
+    listings <- listings[intersect(order, names(listings))]
+    out$tools <- listings[[1]]
+    if (!length(out$tools)) {
+      add("warning", "no_tools", "The server lists no tools.", "Pass your tools to mcp_server().")
+    }
+    for (f in rust_check_listings(listings)$value) {
+      add(f$severity, f$rule, f$message, f$fix,
+          tool = null_na(f$tool), version = null_na(f$version), source = null_na(f$source))
+    }
+  }
+
+  for (name in names(calls)) {
+    for (v in intersect(order, names(clients))) {
+      x <- clients[[v]]
+      if (is.null(x$client)) next
+      res <- tryCatch(x$client$call(name, calls[[name]], timeout = timeout), mcplite_error = function(e) e)
+      stray_since(v, sprintf("while calling %s (%s)", name, v))
+      out$calls[[name]][[v]] <- res
+      if (inherits(res, "error")) {
+        add("error", "call_failed",
+            sprintf("Calling %s failed (%s): %s", name, v, conditionMessage(res)),
+            "Check the tool name and arguments, and the server's standard error.", tool = name, version = v)
+      } else if (isTRUE(res$isError)) {
+        add("error", "call_tool_error",
+            sprintf("Calling %s (%s) returned a tool error: %s", name, v, result_text(res)),
+            "Fix the tool, or the arguments given in `calls`.", tool = name, version = v)
+      }
+    }
+  }
+  out$stderr <- client$stderr()
+  check_result(out, findings)
+}
+
+# The environment MCP clients give servers by default (see ?mcp_check).
+client_env_names <- function(windows = .Platform$OS.type == "windows") {
+  if (windows) {
+    c("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE",
+      "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES")
+  } else {
+    c("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+  }
+}
+
+client_env <- function() {
+  vals <- Sys.getenv(client_env_names(), unset = NA_character_, names = TRUE)
+  vals[!is.na(vals) & !startsWith(vals, "()")]
+}
+
+is_absolute_path <- function(path) {
+  grepl("^(/|[A-Za-z]:[/\\\\]|\\\\\\\\)", path)
+}
+
+split_path_list <- function(x) {
+  if (length(x) == 0 || is.na(x) || !nzchar(x)) return(character())
+  strsplit(x, .Platform$path.sep, fixed = TRUE)[[1]]
+}
+
+null_na <- function(x) if (is.null(x)) NA_character_ else x
+
+# One start-up attempt: a client in the given (exact) environment.
+check_start <- function(launch, env, cwd, protocol, timeout, info) {
+  res <- rust_client_spawn(launch$program, launch$args, env, TRUE, cwd, protocol, info)
+  if (!is.null(res$error)) {
+    return(list(error = res$error, stderr = character(), stray = list()))
+  }
+  ptr <- res$value
+  opened <- rust_client_open(ptr, timeout)
+  state <- rust_client_state(ptr)$value
+  stderr <- split_lines(rust_client_stderr(ptr)$value)
+  if (!is.null(opened$error)) {
+    rust_client_close(ptr, 1)
+    return(list(error = opened$error, stderr = stderr, stray = state$stray))
+  }
+  list(client = new_client(ptr, opened$value, launch, timeout), stderr = stderr, stray = state$stray)
+}
+
+missing_packages <- function(stderr) {
+  pattern <- "there is no package called [\u2018'\"`]([^\u2019'\"`]+)[\u2019'\"`]"
+  hits <- regmatches(stderr, regexec(pattern, stderr))
+  unique(vapply(hits[lengths(hits) == 2], `[[`, character(1), 2))
+}
+
+# The library this session loads `pkg` from, or NA.
+package_library <- function(pkg) {
+  path <- find.package(pkg, quiet = TRUE)
+  if (!length(path)) return(NA_character_)
+  normalizePath(dirname(path[[1]]), winslash = "/")
+}
+
+report_start_failure <- function(probe, script, add, explained) {
+  err <- probe$error
+  stderr <- probe$stderr
+  report_stray(probe$stray, "at start-up", add)
+  shown <- stderr_tail(stderr, 15)
+  if (identical(err$kind, "exited") && identical(err$status, 0L) &&
+      !length(probe$stray) && !any(grepl("Error", stderr))) {
+    add("error", "no_server",
+        paste0("The script ended without serving (exit status 0).", if (length(stderr)) shown else ""),
+        "End the script with mcplite::mcp_server(...), which answers clients until they close it.")
+  } else if (identical(err$kind, "exited")) {
+    if (!explained) {
+      status <- if (is.null(err$status)) "" else sprintf(" (exit status %d)", err$status)
+      add("error", "start_error",
+          paste0(sprintf("R stopped before serving%s.", status), shown),
+          sprintf("Run the script as a client would, from another directory, to see the error: %s --vanilla %s", rscript_path(), script))
+    }
+    if (any(grepl("cannot open file|cannot open the connection|No such file or directory", stderr))) {
+      add("error", "relative_file",
+          "The script opens a file by a path that does not exist in the directory clients start it from.",
+          "Build paths from the script's own location (see \"Testing a server's tools\" in the Get started guide), or use absolute paths.")
+    }
+  } else if (identical(err$kind, "timeout")) {
+    add("error", "no_answer",
+        paste0("The server did not answer initialize in time; a script that never calls mcp_server(), or does slow work first, looks like this.", shown),
+        "End the script with mcplite::mcp_server(...) and move slow work into the tools.")
+  } else {
+    add("error", "start_error",
+        paste0(sprintf("The server could not be started: %s.", err$message), shown),
+        "Check that R is installed where this R runs from, and that the script can be read.")
+  }
+  invisible()
+}
+
+report_stray <- function(stray, when, add) {
+  if (!length(stray)) return(invisible())
+  text <- vapply(stray, function(s) s$text, character(1))
+  shown <- text[seq_len(min(5, length(text)))]
+  add("error", "stdout_noise",
+      sprintf("The server wrote %d line%s to standard output %s that %s; clients fail on such lines or drop the connection:\n%s",
+              length(text), if (length(text) == 1) "" else "s", when,
+              if (length(text) == 1) "is not a protocol message" else "are not protocol messages",
+              paste0("  ", encodeString(shown), collapse = "\n")),
+      "Remove print() and cat() calls that run outside tools, or send them to standard error with message(); keep --vanilla so no profile prints.")
+}
+
+result_text <- function(res) {
+  texts <- vapply(res$content, function(b) if (is.null(b$text)) "" else b$text, character(1))
+  paste(texts[nzchar(texts)], collapse = " ")
+}
+
+versions_frame <- function(versions) {
+  if (!length(versions)) {
+    return(data.frame(asked = character(), served = character(), tools = integer(),
+                      error = character(), stringsAsFactors = FALSE))
+  }
+  data.frame(
+    asked = vapply(versions, function(v) v$asked, character(1)),
+    served = vapply(versions, function(v) v$served, character(1)),
+    tools = vapply(versions, function(v) as.integer(v$tools), integer(1)),
+    error = vapply(versions, function(v) as.character(v$error), character(1)),
+    stringsAsFactors = FALSE, row.names = NULL
+  )
+}
+
+findings_frame <- function(findings) {
+  cols <- c("severity", "rule", "tool", "version", "message", "fix", "source")
+  if (!length(findings)) {
+    out <- as.data.frame(structure(rep(list(character()), length(cols)), names = cols), stringsAsFactors = FALSE)
+    return(out)
+  }
+  out <- lapply(cols, function(col) vapply(findings, function(f) as.character(f[[col]]), character(1)))
+  as.data.frame(structure(out, names = cols), stringsAsFactors = FALSE)
+}
+
+check_result <- function(out, findings) {
+  all <- findings_frame(findings)
+  rank <- match(all$severity, c("error", "warning", "info"))
+  all <- all[order(rank, seq_along(rank)), , drop = FALSE]
+  rownames(all) <- NULL
+  problems <- all[all$severity != "info", , drop = FALSE]
+  notes <- all[all$severity == "info", , drop = FALSE]
+  rownames(notes) <- NULL
+  out$ok <- !any(all$severity == "error")
+  out$problems <- problems
+  out$notes <- notes
+  structure(out[c("ok", "problems", "notes", "script", "command", "env", "versions", "tools",
+                  "first_answer_seconds", "calls", "stderr")], class = "mcplite_check")
+}
+
+#' @export
+print.mcplite_check <- function(x, ...) {
+  cat("mcp_check(): ", x$script, "\n", sep = "")
+  if (length(x$command)) {
+    cat("Started as clients do: ", paste(x$command, collapse = " "), "\n", sep = "")
+    cat("from a temporary directory, with only ", paste(client_env_names(), collapse = ", "),
+        if (length(x$env)) paste0(" and ", paste(names(x$env), collapse = ", ")), " set.\n", sep = "")
+  }
+  cat("\n")
+  p <- x$problems
+  n_err <- sum(p$severity == "error")
+  n_warn <- sum(p$severity == "warning")
+  if (!nrow(p)) {
+    cat("No problems found.\n")
+  } else {
+    cat(sprintf("%d error%s, %d warning%s:\n", n_err, if (n_err == 1) "" else "s",
+                n_warn, if (n_warn == 1) "" else "s"))
+    for (i in seq_len(nrow(p))) print_finding(p[i, ])
+  }
+  notes <- x$notes
+  v <- x$versions
+  if (nrow(v) || !is.na(x$first_answer_seconds) || nrow(notes)) {
+    cat("\nNotes:\n")
+    if (!is.na(x$first_answer_seconds)) {
+      cat(sprintf("i First answer after %.2f seconds.\n", x$first_answer_seconds))
+    }
+    if (nrow(v)) {
+      listed <- ifelse(is.na(v$tools), "failed",
+                       paste0(v$tools, " tool", ifelse(v$tools == 1, "", "s"),
+                              ifelse(v$served != v$asked & !is.na(v$served), paste0(" (as ", v$served, ")"), "")))
+      cat("i tools/list: ", paste0(v$asked, " ", listed, collapse = "; "), ".\n", sep = "")
+    }
+    for (i in seq_len(nrow(notes))) print_finding(notes[i, ])
+  }
+  if (file.exists(x$script)) {
+    cat("\n")
+    mcp_config(x$script, "claude-desktop", env = if (length(x$env)) x$env else NULL)
+    cat("(mcp_config() shows the configuration for other clients.)\n")
+  }
+  invisible(x)
+}
+
+print_finding <- function(f) {
+  mark <- switch(f$severity, error = "x", warning = "!", "i")
+  who <- c(if (!is.na(f$tool)) sprintf("tool %s", f$tool), if (!is.na(f$version)) f$version)
+  head <- if (length(who)) paste0("[", paste(who, collapse = ", "), "] ") else ""
+  cat(mark, " ", head, gsub("\n", "\n  ", f$message, fixed = TRUE), "\n", sep = "")
+  if (f$severity != "info" || !startsWith(f$fix, "Nothing to do")) cat("  fix: ", f$fix, "\n", sep = "")
+  if (!is.na(f$source)) cat("  source: ", f$source, "\n", sep = "")
+}

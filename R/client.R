@@ -1,0 +1,345 @@
+# mcp_client(): an MCP client in R. The protocol work (child process, pipes,
+# JSON-RPC, handshake, timeouts, reaping) is done by the Rust core
+# (src/rust/core/src/client.rs); this file builds the R object around it.
+
+#' Talk to an MCP server from R, as a client does
+#'
+#' @description
+#' `mcp_client()` starts an MCP server as a child process and talks to it
+#' over its standard input and output, the way Claude Desktop, VS Code and
+#' other clients do. Use it to try your tools while you write them, to test a
+#' server with testthat, or to drive any stdio MCP server from R.
+#'
+#' `local_mcp_client()` does the same and closes the client when the calling
+#' function (or test) ends, so the server never outlives a test.
+#'
+#' @details
+#' ## Starting a server
+#' `mcp_client("server.R")` runs the script with the `Rscript` of the R you
+#' are using, with `--vanilla`, as clients are told to. For any other program
+#' give `command` and `args` instead. The server inherits this session's
+#' environment variables plus `env`, and starts in `cwd` (by default the
+#' current directory). Clients start servers with a much smaller environment
+#' and from another directory: [mcp_check()] reproduces that.
+#'
+#' ## Protocol versions
+#' `protocol` picks one of the four versions mcplite speaks. For
+#' 2024-11-05, 2025-06-18 and 2025-11-25 the client opens with the
+#' `initialize` handshake (then `notifications/initialized`) and accepts
+#' another of those versions if the server chooses one. For 2026-07-28 there
+#' is no handshake: every request carries the version, empty client
+#' capabilities and the client's name in `params._meta`, and the client
+#' starts with `server/discover`.
+#'
+#' The default is 2025-11-25 because every MCP server in use today speaks the
+#' handshake versions, while 2026-07-28 needs a server that knows it (mcplite
+#' servers do: choose it to see what newer clients see).
+#'
+#' ## What comes back
+#' Answers are R lists as the JSON arrived: objects become named lists and
+#' arrays unnamed lists (never simplified to vectors), as tool arguments reach
+#' tools. A tool that fails gives a result with `isError = TRUE`, not an R
+#' error. R errors, all of class `mcplite_error_client` (and `mcplite_error`),
+#' are raised when the exchange itself fails:
+#'
+#' * `mcplite_error_client_rpc`: the server answered with a JSON-RPC error
+#'   (an unknown tool, a method it lacks); the condition carries `code` and
+#'   `data`.
+#' * `mcplite_error_client_exited`: the server exited; the condition carries
+#'   its exit `status` and everything it wrote to standard error (`stderr`),
+#'   and the message shows the last lines.
+#' * `mcplite_error_client_timeout`: no answer within `timeout` seconds. The
+#'   request is cancelled (`notifications/cancelled`) and the client can go on.
+#' * `mcplite_error_client_start`: the program could not be started.
+#' * `mcplite_error_client_protocol`: a broken handshake, or a version this
+#'   client does not speak.
+#' * `mcplite_error_client_closed`: the client was closed.
+#'
+#' The client declares no capabilities. A request the server sends (sampling,
+#' roots, elicitation) is answered with a "method not found" error (-32601);
+#' notifications it sends (logging, progress) are kept for
+#' `$notifications()`.
+#'
+#' ## The client object
+#' A client is an environment with these functions and fields:
+#'
+#' * `$tools(timeout)`: the tools the server lists (all pages), a list of
+#'   tool definitions.
+#' * `$call(name, arguments = list(), timeout)`: call a tool; `arguments` is a
+#'   named list. Returns the result: `content` (a list of content blocks),
+#'   and when present `structuredContent` and `isError`.
+#' * `$request(method, params = NULL, timeout)`: any request; returns the
+#'   result.
+#' * `$notify(method, params = NULL)`: send a notification.
+#' * `$notifications(clear = FALSE)`: the notifications received so far.
+#' * `$stderr()`: what the server has written to standard error so far, as a
+#'   character vector of lines.
+#' * `$transcript()`: with `transcript = TRUE`, every line sent (marked
+#'   `->`) and received (`<-`) since the previous call, in order, as a
+#'   character vector.
+#' * `$is_alive()`: whether the server process is running.
+#' * `$close(grace = 5)`: close the server's input, wait up to `grace`
+#'   seconds for it to exit, kill it if it has not, and return its exit
+#'   status invisibly. Closing twice is harmless.
+#' * `$protocol`, `$server_info`, `$capabilities`, `$instructions`, `$pid`:
+#'   what the handshake settled.
+#'
+#' The server is always stopped and reaped: by `$close()`, by
+#' `local_mcp_client()` when its frame ends, or at the latest when the client
+#' is garbage collected.
+#'
+#' @param script Path to an R script that ends with [mcp_server()].
+#' @param command,args Instead of `script`: the program to run and its
+#'   arguments (a character vector).
+#' @param env Environment variables for the server, as a named character
+#'   vector, added to those of this session.
+#' @param cwd The server's working directory; `NULL` for the current one.
+#' @param protocol The protocol version: `"2025-11-25"`, `"2025-06-18"`,
+#'   `"2024-11-05"` or `"2026-07-28"`.
+#' @param timeout Seconds to wait for each answer, including the first;
+#'   `Inf` waits as long as it takes. Each method takes its own `timeout` too.
+#' @param client_info The name and version the client announces, as a list.
+#' @param transcript Keep every line sent and received, for `$transcript()`.
+#' @param .local_envir The frame whose end closes the client.
+#' @param ... Arguments passed on to `mcp_client()`.
+#'
+#' @return An object of class `mcplite_client`.
+#' @seealso [mcp_check()] to check a server the way clients start it.
+#' @export
+#' @examples
+#' server <- system.file("examples", "minimal.R", package = "mcplite")
+#' client <- mcp_client(server)
+#' client
+#' vapply(client$tools(), function(t) t$name, "")
+#' client$call("add", list(a = 1, b = 2))$content[[1]]$text
+#' client$close()
+mcp_client <- function(script = NULL, command = NULL, args = character(),
+                       env = NULL, cwd = NULL, protocol = "2025-11-25",
+                       timeout = 30, client_info = NULL, transcript = FALSE) {
+  call <- sys.call()
+  launch <- client_launch(script, command, args, call)
+  env <- check_env(env, call)
+  if (!is.null(cwd)) {
+    check_string(cwd, "cwd", call = call)
+    if (!dir.exists(cwd)) {
+      abort_mcplite(sprintf("`cwd` must be an existing directory; %s is not.", format_scalar(cwd)),
+                    arg = "cwd", call = call)
+    }
+  }
+  protocol <- check_protocol(protocol, call)
+  timeout <- check_timeout(timeout, call = call)
+  if (is.null(client_info)) {
+    client_info <- list(name = "mcplite", version = getNamespaceVersion("mcplite")[[1]])
+  }
+  client_info <- check_named_list(client_info, "client_info", call = call)
+  check_flag(transcript, "transcript", call = call)
+  client_start(launch, env, clear_env = FALSE, cwd = cwd, protocol = protocol,
+               timeout = timeout, client_info = client_info, call = call,
+               transcript = transcript)
+}
+
+#' @rdname mcp_client
+#' @export
+local_mcp_client <- function(..., .local_envir = parent.frame()) {
+  client <- mcp_client(...)
+  cleanup <- bquote(.(client)$close())
+  do.call(base::on.exit, list(cleanup, TRUE, FALSE), envir = .local_envir)
+  client
+}
+
+mcp_protocols <- c("2025-11-25", "2025-06-18", "2024-11-05", "2026-07-28")
+
+rscript_path <- function() {
+  file.path(R.home("bin"), if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript")
+}
+
+client_launch <- function(script, command, args, call) {
+  if (is.null(script) == is.null(command)) {
+    abort_mcplite("Give either `script` (an R script) or `command` (a program), not both or neither.",
+                  arg = "script", call = call)
+  }
+  if (!is.character(args) || anyNA(args)) {
+    abort_mcplite(sprintf("`args` must be a character vector, not %s.", describe_value(args)),
+                  arg = "args", call = call)
+  }
+  if (!is.null(script)) {
+    check_string(script, "script", call = call, allow_empty = FALSE)
+    if (!file.exists(script) || dir.exists(script)) {
+      abort_mcplite(sprintf("`script` must be the path of an R script; there is no file at %s.",
+                            format_scalar(script)), arg = "script", call = call)
+    }
+    script <- normalizePath(script)
+    return(list(program = rscript_path(), args = c("--vanilla", script, args)))
+  }
+  check_string(command, "command", call = call, allow_empty = FALSE)
+  list(program = command, args = args)
+}
+
+check_env <- function(env, call) {
+  if (is.null(env)) return(character())
+  ok <- is.character(env) && !anyNA(env) && !is.null(names(env)) &&
+    !anyNA(names(env)) && all(nzchar(names(env)))
+  if (!ok) {
+    abort_mcplite(sprintf(
+      "`env` must be a named character vector such as `c(R_LIBS = \"/path/to/library\")`, not %s.",
+      describe_value(env)
+    ), arg = "env", call = call)
+  }
+  env
+}
+
+check_protocol <- function(protocol, call) {
+  if (!is_string(protocol) || !protocol %in% mcp_protocols) {
+    abort_mcplite(sprintf(
+      "`protocol` must be one of %s, not %s.",
+      paste0("\"", mcp_protocols, "\"", collapse = ", "), describe_value(protocol)
+    ), arg = "protocol", call = call)
+  }
+  protocol
+}
+
+check_timeout <- function(timeout, arg = "timeout", call) {
+  if (!is.numeric(timeout) || length(timeout) != 1 || is.na(timeout) || timeout <= 0) {
+    abort_mcplite(sprintf("`%s` must be a positive number of seconds, not %s.", arg, describe_value(timeout)),
+                  arg = arg, call = call)
+  }
+  as.double(timeout)
+}
+
+# Unwrap list(value, error) from a client entry point, raising the classed
+# condition on error. `what` says what was being done, for the message.
+client_value <- function(res, what, call) {
+  if (is.null(res$error)) return(res$value)
+  client_abort(res$error, what, call)
+}
+
+client_abort <- function(err, what, call) {
+  kind <- err$kind
+  if (identical(kind, "invalid")) {
+    abort_mcplite(paste0(capitalize(err$message), "."), call = call)
+  }
+  stderr <- if (is.null(err$stderr)) character() else split_lines(err$stderr)
+  class <- switch(kind,
+    rpc = "client_rpc", exited = "client_exited", timeout = "client_timeout",
+    spawn = "client_start", closed = "client_closed", "client_protocol"
+  )
+  message <- switch(kind,
+    rpc = sprintf("The server answered %s with error %s: %s", what, format(err$code), err$message),
+    exited = paste0(
+      sprintf("The server exited before answering %s", what),
+      if (!is.null(err$status)) sprintf(" (exit status %d)", err$status), ".",
+      stderr_tail(stderr)
+    ),
+    timeout = sprintf("The server did not answer %s within %s seconds; the request was cancelled.",
+                      what, format(err$seconds)),
+    spawn = sprintf("Cannot start the server: %s.", sub("^cannot start the server: ", "", err$message)),
+    closed = sprintf("Cannot send %s: the client is closed.", what),
+    sprintf("The server broke the protocol during %s: %s.", what, err$message)
+  )
+  abort_mcplite(message, class = c(class, "client"), call = call,
+                code = err$code, data = err$data, status = err$status, stderr = stderr)
+}
+
+stderr_tail <- function(lines, n = 20) {
+  lines <- lines[nzchar(trimws(lines))]
+  if (!length(lines)) return("\nIt wrote nothing to standard error.")
+  shown <- lines[max(1, length(lines) - n + 1):length(lines)]
+  head <- if (length(lines) > n) sprintf("\nThe last %d lines it wrote to standard error:", n) else
+    "\nIt wrote to standard error:"
+  paste0(head, "\n", paste0("  ", shown, collapse = "\n"))
+}
+
+split_lines <- function(text) {
+  if (!nzchar(text)) return(character())
+  strsplit(sub("\n$", "", text), "\r?\n")[[1]]
+}
+
+capitalize <- function(x) paste0(toupper(substr(x, 1, 1)), substr(x, 2, nchar(x)))
+
+# Start and open a client; on a failed handshake the child is stopped before
+# the error is raised.
+client_start <- function(launch, env, clear_env, cwd, protocol, timeout, client_info, call,
+                         transcript = FALSE) {
+  ptr <- client_value(
+    rust_client_spawn(launch$program, launch$args, env, clear_env, cwd, protocol, client_info),
+    "the start", call
+  )
+  if (transcript) rust_client_transcript(ptr, TRUE)
+  what <- if (protocol == "2026-07-28") "server/discover" else "initialize"
+  opened <- rust_client_open(ptr, timeout)
+  if (!is.null(opened$error)) {
+    rust_client_close(ptr, 1)
+    client_abort(opened$error, what, call)
+  }
+  new_client(ptr, opened$value, launch, timeout)
+}
+
+new_client <- function(ptr, opened, launch, timeout) {
+  state <- rust_client_state(ptr)$value
+  self <- new.env(parent = emptyenv())
+  self$protocol <- state$protocol
+  self$pid <- as.integer(state$pid)
+  self$command <- c(launch$program, launch$args)
+  meta <- opened[["_meta"]]
+  self$server_info <- if (is.null(opened$serverInfo)) meta[["io.modelcontextprotocol/serverInfo"]] else opened$serverInfo
+  self$capabilities <- opened$capabilities
+  self$instructions <- opened$instructions
+  default_timeout <- timeout
+
+  resolve <- function(timeout, call) {
+    if (is.null(timeout)) default_timeout else check_timeout(timeout, call = call)
+  }
+  self$tools <- function(timeout = NULL) {
+    call <- sys.call()
+    client_value(rust_client_list_tools(ptr, resolve(timeout, call)), "tools/list", call)
+  }
+  self$call <- function(name, arguments = list(), timeout = NULL) {
+    call <- sys.call()
+    check_string(name, "name", call = call)
+    arguments <- check_named_list(arguments, "arguments", call = call)
+    what <- sprintf("tools/call (%s)", name)
+    client_value(rust_client_call_tool(ptr, name, arguments, resolve(timeout, call)), what, call)
+  }
+  self$request <- function(method, params = NULL, timeout = NULL) {
+    call <- sys.call()
+    check_string(method, "method", call = call)
+    if (!is.null(params)) params <- check_named_list(params, "params", call = call)
+    client_value(rust_client_request(ptr, method, params, resolve(timeout, call)), method, call)
+  }
+  self$notify <- function(method, params = NULL) {
+    call <- sys.call()
+    check_string(method, "method", call = call)
+    if (!is.null(params)) params <- check_named_list(params, "params", call = call)
+    invisible(client_value(rust_client_notify(ptr, method, params), method, call))
+  }
+  self$notifications <- function(clear = FALSE) {
+    check_flag(clear, "clear", call = sys.call())
+    rust_client_notifications(ptr, clear)$value
+  }
+  self$stderr <- function() split_lines(rust_client_stderr(ptr)$value)
+  self$transcript <- function() rust_client_transcript(ptr, NA)$value
+  self$is_alive <- function() isTRUE(rust_client_state(ptr)$value$alive)
+  self$close <- function(grace = 5) {
+    grace <- check_timeout(grace, "grace", call = sys.call())
+    invisible(rust_client_close(ptr, grace)$value$code)
+  }
+  # For mcp_check(): the raw state (stray stdout lines, timing, ...).
+  self$.state <- function() rust_client_state(ptr)$value
+  lockEnvironment(self, bindings = TRUE)
+  class(self) <- "mcplite_client"
+  self
+}
+
+#' @export
+print.mcplite_client <- function(x, ...) {
+  state <- x$.state()
+  info <- x$server_info
+  who <- if (is.null(info$name)) "an MCP server" else paste(c(info$name, info$version), collapse = " ")
+  status <- if (isTRUE(state$alive)) "running" else if (is.null(state$exit)) "stopped" else state$exit
+  cat("<mcplite client> ", who, ", protocol ", x$protocol, "\n", sep = "")
+  cat("  command: ", paste(x$command, collapse = " "), "\n", sep = "")
+  cat("  process: ", x$pid, " (", status, ")\n", sep = "")
+  cat("  $tools() $call(name, arguments) $request(method, params) $notify(method, params)\n",
+      "  $notifications() $stderr() $transcript() $is_alive() $close()\n", sep = "")
+  invisible(x)
+}

@@ -1,0 +1,133 @@
+//! A scripted stdio MCP server for the client tests: the core's own `Server`
+//! with a Rust tool host, plus misbehaviour on demand.
+//!
+//! usage: mcplite-test-server [serve|banner|fail-start|silent|linger|old]
+//! - serve: tools echo, sleep (arguments.ms), fail (tool error), die (exits
+//!   with status 3), chatty (sends a log notification and a roots/list
+//!   request before answering), junk (writes a non-JSON line first), env
+//!   (the environment as a JSON object), cwd (the working directory)
+//! - banner: writes a line of text on stdout before serving
+//! - glued: writes text without a newline before serving
+//! - fail-start: writes an R-like error on stderr and exits with status 1
+//! - silent: reads input and never answers
+//! - linger: serves, and keeps running for a minute after end of input
+//! - old: answers initialize with protocol 2025-03-26
+
+use mcplite_core::dispatch::NoObserver;
+use mcplite_core::result::{CallResult, ToolDef};
+use mcplite_core::transport::LineReader;
+use mcplite_core::{Server, ServerInfo, ToolHost};
+use serde_json::{json, Map, Value};
+use std::io::{BufReader, Write};
+use std::time::Duration;
+
+struct Host;
+
+impl ToolHost for Host {
+    fn call_tool(&mut self, _index: usize, tool: &ToolDef, arguments: Map<String, Value>) -> CallResult {
+        match tool.name.as_str() {
+            "echo" => CallResult::text(Value::Object(arguments).to_string()),
+            "sleep" => {
+                let ms = arguments.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                std::thread::sleep(Duration::from_millis(ms));
+                CallResult::text(format!("slept {ms} ms"))
+            }
+            "fail" => CallResult::tool_error("it failed, as asked"),
+            "env" => {
+                let vars: Map<String, Value> = std::env::vars().map(|(k, v)| (k, Value::from(v))).collect();
+                CallResult::text(Value::Object(vars).to_string())
+            }
+            "cwd" => CallResult::text(std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()),
+            _ => CallResult::text("ok"),
+        }
+    }
+}
+
+fn tool(name: &str) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: Some(format!("The {name} tool.")),
+        title: None,
+        input_schema: json!({"type": "object"}).as_object().cloned().unwrap_or_default(),
+        output_schema: None,
+        annotations: None,
+        meta: None,
+    }
+}
+
+fn write(out: &mut impl Write, line: &str) {
+    let _ = out.write_all(line.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match mode.as_str() {
+        "fail-start" => {
+            eprintln!("Error in library(missingpkg) : there is no package called 'missingpkg'");
+            eprintln!("Execution halted");
+            std::process::exit(1);
+        }
+        "banner" => write(&mut out, "Welcome! This line is not JSON-RPC."),
+        // No newline: the text runs into the first answer.
+        "glued" => {
+            let _ = out.write_all(b"Loading...");
+        }
+        _ => {}
+    }
+    let names = ["echo", "sleep", "fail", "die", "chatty", "junk", "env", "cwd"];
+    let Ok(mut server) = Server::new(
+        names.iter().map(|n| tool(n)).collect(),
+        Some("A test server.".into()),
+        ServerInfo { name: "mcplite-test-server".into(), version: "1.0.0".into() },
+    ) else {
+        std::process::exit(2);
+    };
+    let mut reader = LineReader::new(BufReader::new(std::io::stdin()));
+    while let Ok(Some(line)) = reader.next_line() {
+        if mode == "silent" {
+            continue;
+        }
+        let line = line.to_vec();
+        let msg: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+        let method = msg.get("method").and_then(Value::as_str).unwrap_or_default();
+        if method.is_empty() && msg.is_object() {
+            eprintln!("answer from the client: {}", String::from_utf8_lossy(&line));
+            continue;
+        }
+        if mode == "old" && method == "initialize" {
+            let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "protocolVersion": "2025-03-26", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "old", "version": "1"}}});
+            write(&mut out, &answer.to_string());
+            continue;
+        }
+        if method == "tools/call" {
+            match msg.pointer("/params/name").and_then(Value::as_str) {
+                Some("die") => {
+                    eprintln!("dying as asked");
+                    std::process::exit(3);
+                }
+                Some("junk") => write(&mut out, "[1] \"printed by a tool\""),
+                Some("chatty") => {
+                    write(
+                        &mut out,
+                        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hello"}}"#,
+                    );
+                    write(&mut out, r#"{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}"#);
+                }
+                _ => {}
+            }
+        }
+        let handled = server.handle_line(&line, &mut Host, &mut NoObserver);
+        if let Some(answer) = handled.line {
+            write(&mut out, &answer);
+        }
+    }
+    if mode == "linger" {
+        std::thread::sleep(Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,240 @@
+# mcp_check() on good and broken server scripts. Each run starts the script
+# as clients do (reduced environment, another directory), so the mcplite
+# under test is passed in through R_LIBS, as a client configuration would.
+
+rules_of <- function(res, severity = NULL) {
+  p <- rbind(res$problems, res$notes)
+  if (!is.null(severity)) p <- p[p$severity %in% severity, , drop = FALSE]
+  p$rule
+}
+
+print_report <- function(res, dir) {
+  cat(scrub_report(capture.output(print(res)), dir), sep = "\n")
+}
+
+mcplite_tool_code <- c(
+  'add <- mcplite::tool(function(a, b) a + b, name = "add", description = "Add two numbers.",',
+  '  arguments = list(a = mcplite::type_number("A number."), b = mcplite::type_number("Another.")))'
+)
+
+test_that("a good server passes, in every version, and its calls are made", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  res <- mcp_check(normalizePath(mcp_fixture_server()), env = child_env())
+  expect_s3_class(res, "mcplite_check")
+  expect_true(res$ok)
+  expect_equal(nrow(res$problems), 0)
+  expect_equal(res$versions$asked, c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"))
+  expect_equal(res$versions$served, res$versions$asked)
+  expect_equal(res$versions$tools, rep(5L, 4))
+  expect_equal(vapply(res$tools, function(t) t$name, ""), c("add", "echo", "summarise", "fail", "noisy"))
+  expect_gt(res$first_answer_seconds, 0)
+  expect_lt(res$first_answer_seconds, 30)
+  # 2024-11-05 has no output schemas: a note, not a problem.
+  expect_equal(rules_of(res), "output_schema_dropped")
+  expect_equal(res$notes$tool, "summarise")
+  expect_equal(res$env, child_env())
+
+  res <- mcp_check(normalizePath(mcp_fixture_server()), env = child_env(),
+                   calls = list(add = list(a = 1, b = 2), fail = list(reason = "on purpose")))
+  expect_false(res$ok)
+  expect_equal(res$calls$add$`2026-07-28`$content[[1]]$text, "3")
+  expect_equal(res$calls$add$`2024-11-05`$content[[1]]$text, "3")
+  failed <- res$problems[res$problems$rule == "call_tool_error", ]
+  expect_equal(failed$version, c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"))
+  expect_match(failed$message[[1]], "fixture failure: on purpose", fixed = TRUE)
+})
+
+test_that("a missing script and a relative path are reported", {
+  res <- mcp_check("/nonexistent/dir/server.R")
+  expect_false(res$ok)
+  expect_equal(rules_of(res), "script_missing")
+  expect_snapshot(print(res))
+
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(mcplite_tool_code, "mcplite::mcp_server(add)"))
+  old <- setwd(dirname(script))
+  on.exit(setwd(old))
+  res <- mcp_check("server.R", env = child_env())
+  expect_true(res$ok)
+  expect_equal(rules_of(res, "warning"), "script_relative")
+  expect_equal(res$script, script)
+})
+
+test_that("output printed at start-up is found", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c('cat("Loading my tools...\\n")', 'print(sessionInfo()$R.version$major)',
+                            mcplite_tool_code, "mcplite::mcp_server(add)"))
+  res <- mcp_check(script, env = child_env())
+  expect_false(res$ok)
+  expect_equal(rules_of(res, "error"), "stdout_noise")
+  expect_match(res$problems$message, "2 lines to standard output at start-up", fixed = TRUE)
+  expect_match(res$problems$message, "Loading my tools...", fixed = TRUE)
+  # The check goes on: the tools are still listed.
+  expect_equal(res$versions$tools, rep(1L, 4))
+})
+
+test_that("a package only visible through R_LIBS is found, with the env entry that fixes it", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  # Hide the site library, where mcplite may also be installed: the server
+  # then finds mcplite only through R_LIBS, as with a personal library that
+  # only the user's shell (or ~/.Renviron, which --vanilla skips) knows.
+  empty <- tempfile("empty-site-")
+  dir.create(empty)
+  script <- server_script(c("library(mcplite)", mcplite_tool_code, "mcp_server(add)"))
+  res <- mcp_check(script, env = c(R_LIBS_SITE = empty))
+  expect_false(res$ok)
+  expect_equal(rules_of(res, "error"), "package_not_found")
+  lib <- normalizePath(dirname(find.package("mcplite")), winslash = "/")
+  expect_match(res$problems$message, "package mcplite", fixed = TRUE)
+  expect_match(res$problems$fix, sprintf('R_LIBS = "%s"', lib), fixed = TRUE)
+  # The check went on with that entry, and the configuration carries it.
+  expect_equal(unname(res$env[["R_LIBS"]]), lib)
+  expect_equal(res$versions$tools, rep(1L, 4))
+  out <- capture.output(print(res))
+  expect_true(any(grepl(sprintf('"R_LIBS": "%s"', lib), out, fixed = TRUE)))
+  expect_snapshot(print_report(res, dirname(script)), transform = function(x) {
+    gsub("/[^ \"]*empty-site-[0-9a-f]+", "<empty>", x)
+  })
+})
+
+test_that("a package installed nowhere is reported with install.packages()", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c("library(mcplitenosuchpackage)", mcplite_tool_code, "mcplite::mcp_server(add)"))
+  res <- mcp_check(script, env = child_env())
+  expect_equal(rules_of(res), "package_not_installed")
+  expect_match(res$problems$fix, 'install.packages("mcplitenosuchpackage")', fixed = TRUE)
+})
+
+test_that("text printed without a newline is found and the server still checked", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c('cat("Loading...")', mcplite_tool_code, "mcplite::mcp_server(add)"))
+  res <- mcp_check(script, env = child_env(), timeout = 20)
+  expect_equal(rules_of(res, "error"), "stdout_noise")
+  expect_match(res$problems$message, "Loading...", fixed = TRUE)
+  expect_equal(res$versions$tools, rep(1L, 4))
+})
+
+test_that("an error before serving is shown with what R wrote to stderr", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c('message("connecting")', 'stop("cannot reach the database")'))
+  res <- mcp_check(script, env = child_env())
+  expect_false(res$ok)
+  expect_equal(rules_of(res), "start_error")
+  expect_match(res$problems$message, "Error: cannot reach the database", fixed = TRUE)
+  expect_true(any(grepl("connecting", res$stderr)))
+  expect_snapshot(print_report(res, dirname(script)))
+})
+
+test_that("a script that never serves, or reads files by relative paths, is explained", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  res <- mcp_check(server_script(mcplite_tool_code), env = child_env())
+  expect_equal(rules_of(res), "no_server")
+
+  dir <- tempfile("mcp-sibling-")
+  script <- server_script(c('source("tools.R")', "mcplite::mcp_server(add)"), dir = dir)
+  writeLines(mcplite_tool_code, file.path(dir, "tools.R"))
+  res <- mcp_check(script, env = child_env())
+  expect_equal(rules_of(res), c("start_error", "relative_file"))
+
+  # The layout the guide recommends: find the sibling from the script's path.
+  writeLines(c(
+    'here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))))',
+    'source(file.path(here, "tools.R"))',
+    "mcplite::mcp_server(add)"
+  ), script)
+  expect_true(mcp_check(script, env = child_env())$ok)
+})
+
+test_that("a server that does not answer in time is reported", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c("Sys.sleep(30)", mcplite_tool_code, "mcplite::mcp_server(add)"))
+  t0 <- Sys.time()
+  res <- mcp_check(script, env = child_env(), timeout = 1)
+  expect_lt(as.numeric(Sys.time() - t0, units = "secs"), 10)
+  expect_equal(rules_of(res), "no_answer")
+})
+
+test_that("schemas that clients reject are reported with their sources", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(
+    'pick <- mcplite::tool(function(a = NULL, b = NULL) "ok", name = "pick.one", description = "Pick one.",',
+    '  arguments = mcplite::type_from_schema(list(type = "object",',
+    '    properties = list(a = list(type = "string"), b = list(type = "array")),',
+    '    anyOf = list(list(required = I("a")), list(required = I("b"))))))',
+    'typo <- mcplite::tool(function(x) x, name = "typo", description = "A typo in a type.",',
+    '  arguments = mcplite::type_from_schema(list(type = "object", properties = list(x = list(type = "strin")))))',
+    'rows <- mcplite::tool(function() list(1), name = "rows", description = "Rows.",',
+    '  output_schema = mcplite::type_array(mcplite::type_number()))',
+    "mcplite::mcp_server(list(pick, typo, rows))"
+  ))
+  res <- mcp_check(script, env = child_env())
+  expect_false(res$ok)
+  p <- res$problems
+  expect_equal(p$rule, c("schema_invalid", "portability_name", "portability_top_composition",
+                         "portability_array_items", "output_schema_dropped"))
+  expect_equal(p$tool, c("typo", "pick.one", "pick.one", "pick.one", "rows"))
+  expect_true(all(!is.na(p$source[startsWith(p$rule, "portability")])))
+  expect_match(p$message[[1]], "/properties/x/type", fixed = TRUE)
+  expect_match(p$message[[5]], "2025-11-25, 2025-06-18, 2024-11-05", fixed = TRUE)
+  expect_snapshot(print_report(res, dirname(script)))
+})
+
+test_that("a server not built on mcplite is checked listing by listing", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  tools <- tempfile(fileext = ".json")
+  writeLines('[
+    {"name": "no description", "inputSchema": {"type": "object"}},
+    {"name": "text", "description": "A string root.", "inputSchema": {"type": "string"}},
+    {"name": "req", "description": "Requires b.", "inputSchema": {"type": "object", "properties": {"a": {}}, "required": ["a", "b"]}},
+    {"name": "old", "description": "Draft 4.", "inputSchema": {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}},
+    {"name": "flag", "description": "A boolean subschema.", "inputSchema": {"type": "object", "properties": {"x": true}}},
+    {"name": "flag", "description": "Twice.", "inputSchema": {"type": "object"}},
+    {"name": "junk", "description": "Prints.", "inputSchema": {"type": "object"}}
+  ]', tools)
+  res <- mcp_check(normalizePath(mcp_fixture_server("raw-server.R")),
+                   env = c(RAW_TOOLS = tools, RAW_BANNER = "1"), calls = list(junk = list()))
+  expect_false(res$ok)
+  expect_equal(res$versions$served, c(NA, "2025-11-25", "2025-06-18", "2024-11-05"))
+  expect_match(res$versions$error[[1]], "Method not found", fixed = TRUE)
+  p <- res$problems
+  errors <- p[p$severity == "error", ]
+  expect_setequal(errors$rule, c("stdout_noise", "input_root_type", "legacy_schema_shape", "name_duplicate"))
+  noise <- errors$message[errors$rule == "stdout_noise"]
+  expect_length(noise, 4) # at start-up, then while calling junk in each version
+  expect_match(noise[[1]], "at start-up", fixed = TRUE)
+  expect_match(noise[[2]], "while calling junk", fixed = TRUE)
+  shapes <- errors[errors$rule == "legacy_schema_shape", ]
+  expect_equal(shapes$tool, c("text", "flag"))
+  expect_match(shapes$message[[2]], "2025-11-25, 2025-06-18, 2024-11-05", fixed = TRUE)
+  warnings <- p[p$severity == "warning", ]
+  expect_equal(warnings$rule, c("name_rule", "description_missing", "required_unknown", "dialect"))
+  expect_equal(warnings$tool, c("no description", "no description", "req", "old"))
+  expect_true("modern_unsupported" %in% res$notes$rule)
+
+  # No tools at all, and a call the server refuses.
+  writeLines("[]", tools)
+  res <- mcp_check(normalizePath(mcp_fixture_server("raw-server.R")), env = c(RAW_TOOLS = tools),
+                   calls = list(missing = list()))
+  expect_equal(res$versions$tools, c(NA, 0L, 0L, 0L))
+  expect_setequal(rules_of(res, c("error", "warning")), c("no_tools", "call_failed"))
+})
+
+test_that("mcp_check() checks its arguments", {
+  expect_snapshot(error = TRUE, {
+    mcp_check(1)
+    mcp_check("server.R", env = "R_LIBS=/x")
+    mcp_check("server.R", calls = list(add = 1))
+    mcp_check("server.R", timeout = NA)
+  })
+})

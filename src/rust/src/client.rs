@@ -14,14 +14,26 @@ use mcplite_core::client::{Client, ClientError, Launch};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-/// JSON -> R (the one place this file does it).
-fn to_r(v: &Value) -> Robj {
-    crate::rvalue::value_to_robj(v)
+/// JSON -> R (the one place this file does it), with the mapping tool
+/// arguments get (`r::args`): the value is read back through the core's JSON
+/// reader, so a string R cannot hold is an error, not an R error.
+fn to_r(v: &Value) -> std::result::Result<Robj, String> {
+    let doc = mcplite_core::json::Doc::parse(v.to_string().into_bytes()).map_err(|e| e.to_string())?;
+    mcplite_core::r::args::check_json(doc.root()).map_err(|e| format!("the server sent a value R cannot hold: {e}"))?;
+    crate::build::value(doc.root()).ok_or_else(|| "the server sent a value too large for R".to_string())
+}
+
+/// `list(value = <v as R>, error = NULL)`, or an "invalid" error.
+fn ok_json(v: &Value) -> Robj {
+    match to_r(v) {
+        Ok(x) => ok(x),
+        Err(e) => fail_message(&e, "invalid"),
+    }
 }
 
 /// R -> JSON with the protocol's fixed encoding (the one place this file does it).
 fn from_r(x: &Robj) -> std::result::Result<Value, String> {
-    crate::rvalue::robj_to_value(x)
+    mcplite_core::r::fixed::encode(&crate::sexp::Sx::borrowed(x), "x").map_err(|e| e.message("x"))
 }
 
 fn ok(value: Robj) -> Robj {
@@ -44,7 +56,7 @@ fn fail(e: &ClientError, client: Option<&mut Client>) -> Robj {
         ClientError::Spawn(_) => ("spawn", None, None, None),
         ClientError::Exited { status, .. } => ("exited", None, None, *status),
         ClientError::Timeout { .. } => ("timeout", None, None, None),
-        ClientError::Rpc { code, data, .. } => ("rpc", Some(*code as f64), data.as_ref().map(to_r), None),
+        ClientError::Rpc { code, data, .. } => ("rpc", Some(*code as f64), data.as_ref().and_then(|d| to_r(d).ok()), None),
         ClientError::Protocol(_) => ("protocol", None, None, None),
         ClientError::Version { .. } => ("version", None, None, None),
         ClientError::Closed => ("closed", None, None, None),
@@ -147,7 +159,7 @@ fn rust_client_open(ptr: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| match seconds(timeout) {
         Err(e) => fail_message(&e, "invalid"),
         Ok(t) => match c.open(t) {
-            Ok(v) => ok(to_r(&v)),
+            Ok(v) => ok_json(&v),
             Err(e) => fail(&e, Some(c)),
         },
     })
@@ -163,7 +175,7 @@ fn rust_client_request(ptr: Robj, method: &str, params: Robj, timeout: f64) -> R
             (Err(e), _) | (_, Err(e)) => return fail_message(&e, "invalid"),
         };
         match c.request(method, params, t) {
-            Ok(v) => ok(to_r(&v)),
+            Ok(v) => ok_json(&v),
             Err(e) => fail(&e, Some(c)),
         }
     })
@@ -192,7 +204,7 @@ fn rust_client_list_tools(ptr: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| match seconds(timeout) {
         Err(e) => fail_message(&e, "invalid"),
         Ok(t) => match c.list_tools(t) {
-            Ok(tools) => ok(to_r(&Value::Array(tools))),
+            Ok(tools) => ok_json(&Value::Array(tools)),
             Err(e) => fail(&e, Some(c)),
         },
     })
@@ -208,7 +220,7 @@ fn rust_client_call_tool(ptr: Robj, name: &str, arguments: Robj, timeout: f64) -
             (Err(e), _) | (_, Err(e)) => return fail_message(&e, "invalid"),
         };
         match c.call_tool(name, args, t) {
-            Ok(v) => ok(to_r(&v)),
+            Ok(v) => ok_json(&v),
             Err(e) => fail(&e, Some(c)),
         }
     })
@@ -218,7 +230,7 @@ fn rust_client_call_tool(ptr: Robj, name: &str, arguments: Robj, timeout: f64) -
 /// @noRd
 #[extendr]
 fn rust_client_notifications(ptr: Robj, clear: bool) -> Robj {
-    with_client(ptr, |c| ok(to_r(&Value::Array(c.notifications(clear)))))
+    with_client(ptr, |c| ok_json(&Value::Array(c.notifications(clear))))
 }
 
 /// What the server wrote on stderr so far.
@@ -248,14 +260,14 @@ fn rust_client_state(ptr: Robj) -> Robj {
             protocol = c.protocol(),
             alive = alive,
             closed = c.is_closed(),
-            opened = c.opened().map(to_r).unwrap_or_else(|| ().into()),
+            opened = c.opened().and_then(|o| to_r(o).ok()).unwrap_or_else(|| ().into()),
             first_response_ms = nullable(first),
             elapsed_ms = c.elapsed().as_secs_f64() * 1000.0,
             exit_code = nullable(exit.as_ref().and_then(|e| e.0)),
             exit = nullable(exit.map(|e| e.1)),
             stray = List::from_values(stray),
-            server_requests = to_r(&Value::Array(c.server_requests())),
-            unmatched = to_r(&Value::Array(c.unmatched())),
+            server_requests = to_r(&Value::Array(c.server_requests())).unwrap_or_else(|_| ().into()),
+            unmatched = to_r(&Value::Array(c.unmatched())).unwrap_or_else(|_| ().into()),
             last_response = nullable(c.last_response().map(str::to_string))
         );
         ok(state.into())
@@ -313,7 +325,7 @@ fn rust_check_listings(listings: List) -> Robj {
         parsed.push((version.to_string(), tools));
     }
     let findings: Vec<Value> = check_listings(&parsed).iter().map(|f| f.to_value()).collect();
-    ok(to_r(&Value::Array(findings)))
+    ok_json(&Value::Array(findings))
 }
 
 /// Indented JSON in the fixed encoding (for configuration snippets).

@@ -13,45 +13,70 @@
 //! - linger: serves, and keeps running for a minute after end of input
 //! - old: answers initialize with protocol 2025-03-26
 
-use mcplite_core::dispatch::NoObserver;
-use mcplite_core::result::{CallResult, ToolDef};
+use mcplite_core::dispatch::{CallContext, Finished, Started};
+use mcplite_core::json::Val;
+use mcplite_core::r::Formals;
+use mcplite_core::result::ToolDef;
+use mcplite_core::rjson::testvalue::{lgl, list, named, s, TV};
+use mcplite_core::rjson::Options;
+use mcplite_core::serve::handle_line;
+use mcplite_core::telemetry::Telemetry;
 use mcplite_core::transport::LineReader;
-use mcplite_core::{Server, ServerInfo, ToolHost};
+use mcplite_core::{Server, ServerInfo, Tool, ToolHost};
 use serde_json::{json, Map, Value};
 use std::io::{BufReader, Write};
 use std::time::Duration;
 
 struct Host;
 
+/// A tool error the way `tool_result(is_error = TRUE)` makes it.
+fn tool_error(text: &str) -> TV {
+    let block = named(vec![(Some("type"), s("text")), (Some("text"), s(text))])
+        .class(&["mcplite_content_text", "mcplite_content"]);
+    named(vec![(Some("content"), list(vec![block])), (Some("is_error"), lgl(&[Some(true)]))])
+        .class(&["mcplite_tool_result"])
+}
+
 impl ToolHost for Host {
-    fn call_tool(&mut self, _index: usize, tool: &ToolDef, arguments: Map<String, Value>) -> CallResult {
-        match tool.name.as_str() {
-            "echo" => CallResult::text(Value::Object(arguments).to_string()),
+    type Fun = &'static str;
+    type Value = TV;
+
+    fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, _cx: CallContext) -> Started<TV> {
+        let arguments: Map<String, Value> = match args.map(|a| a.to_value()) {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        Started::Done(Finished::Returned(match tool.fun {
+            "echo" => s(&Value::Object(arguments).to_string()),
             "sleep" => {
                 let ms = arguments.get("ms").and_then(Value::as_u64).unwrap_or(0);
                 std::thread::sleep(Duration::from_millis(ms));
-                CallResult::text(format!("slept {ms} ms"))
+                s(&format!("slept {ms} ms"))
             }
-            "fail" => CallResult::tool_error("it failed, as asked"),
+            "fail" => tool_error("it failed, as asked"),
             "env" => {
                 let vars: Map<String, Value> = std::env::vars().map(|(k, v)| (k, Value::from(v))).collect();
-                CallResult::text(Value::Object(vars).to_string())
+                s(&Value::Object(vars).to_string())
             }
-            "cwd" => CallResult::text(std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()),
-            _ => CallResult::text("ok"),
-        }
+            "cwd" => s(&std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default()),
+            _ => s("ok"),
+        }))
     }
 }
 
-fn tool(name: &str) -> ToolDef {
-    ToolDef {
-        name: name.into(),
-        description: Some(format!("The {name} tool.")),
-        title: None,
-        input_schema: json!({"type": "object"}).as_object().cloned().unwrap_or_default(),
-        output_schema: None,
-        annotations: None,
-        meta: None,
+fn tool(name: &'static str) -> Tool<&'static str> {
+    Tool {
+        def: ToolDef {
+            name: name.into(),
+            description: Some(format!("The {name} tool.")),
+            title: None,
+            input_schema: json!({"type": "object"}).as_object().cloned().unwrap_or_default(),
+            output_schema: None,
+            annotations: None,
+            meta: None,
+        },
+        formals: Formals::unknown(),
+        fun: name,
     }
 }
 
@@ -83,6 +108,7 @@ fn main() {
         names.iter().map(|n| tool(n)).collect(),
         Some("A test server.".into()),
         ServerInfo { name: "mcplite-test-server".into(), version: "1.0.0".into() },
+        Options::default(),
     ) else {
         std::process::exit(2);
     };
@@ -122,10 +148,10 @@ fn main() {
                 _ => {}
             }
         }
-        let handled = server.handle_line(&line, &mut Host, &mut NoObserver);
-        if let Some(answer) = handled.line {
-            write(&mut out, &answer);
-        }
+        let mut telemetry = Telemetry::from_provider(None);
+        let answer = handle_line(&mut server, &mut Host, &mut telemetry, &line);
+        let _ = out.write_all(&answer);
+        let _ = out.flush();
     }
     if mode == "linger" {
         std::thread::sleep(Duration::from_secs(60));

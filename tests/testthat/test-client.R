@@ -6,7 +6,8 @@ test_that("the client lists and calls tools in every protocol version", {
     expect_s3_class(client, "mcplite_client")
     expect_equal(client$protocol, v)
     expect_equal(client$server_info$name, "mcplite")
-    expect_equal(client$instructions, "Fixture server for mcplite interop tests.")
+    # 2024-11-05 answers carry no instructions (as CRAN mcplite's).
+    expect_equal(client$instructions, if (v == "2024-11-05") NULL else "Fixture server for mcplite interop tests.")
 
     tools <- client$tools()
     validate_last(client, "ListToolsResult")
@@ -105,6 +106,10 @@ test_that("a server that dies is a classed error with its stderr, and R survives
     'mcplite::mcp_server(die)'
   ))
   client <- local_mcp_client(dying, env = child_env())
+  # The call that ended R still got its answer; the next one finds the server gone.
+  ended <- client$call("die")
+  expect_true(ended$isError)
+  expect_match(ended$content[[1]]$text, "ended the R process")
   err <- expect_error(client$call("die"), class = "mcplite_error_client_exited")
   expect_equal(err$status, 3L)
   # Writes to the dead server fail cleanly (no SIGPIPE reaches R).

@@ -1,5 +1,7 @@
 //! String escaping, base64 and hex exactly as jsonlite writes them.
 
+use super::out::put;
+
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
@@ -80,13 +82,13 @@ pub fn write_json_string(out: &mut Vec<u8>, s: &[u8]) {
             break;
         }
         if let Some(esc) = escape_of(s, j, s[j]) {
-            out.extend_from_slice(&s[start..j]);
-            out.extend_from_slice(esc);
+            put(out, &s[start..j]);
+            put(out, esc);
             start = j + 1;
         }
         i = j + 1;
     }
-    out.extend_from_slice(&s[start..]);
+    put(out, &s[start..]);
     out.push(b'"');
 }
 

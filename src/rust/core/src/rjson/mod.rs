@@ -6,6 +6,8 @@ mod encode;
 mod escape;
 mod names;
 pub mod number;
+mod out;
+mod validate;
 mod value;
 
 #[cfg(test)]
@@ -16,6 +18,7 @@ mod tests;
 pub use encode::MAX_DEPTH;
 pub use escape::write_json_string;
 pub use number::Digits;
+pub use validate::{check_compact_json, JsonFault};
 pub use value::{Conversion, RType, RValue};
 
 /// What an R `NULL` becomes (jsonlite's `null` argument).

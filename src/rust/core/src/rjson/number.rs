@@ -8,6 +8,8 @@
 
 use std::fmt::Write as _;
 
+use super::out::{put, put_fixed};
+
 /// How doubles are rounded, as jsonlite reads its `digits` argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Digits {
@@ -62,7 +64,7 @@ const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 
 /// Writes the decimal digits of `u` right-aligned into `buf`, returning the
 /// index of the first digit.
-#[inline]
+#[inline(always)]
 fn u64_digits(buf: &mut [u8; 20], mut u: u64) -> usize {
     let mut i = buf.len();
     while u >= 100 {
@@ -112,7 +114,7 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
     if v < 0 {
         out.push(b'-');
     }
-    out.extend_from_slice(&tmp[i..]);
+    put(out, &tmp[i..]);
 }
 
 /// Appends a finite double the way jsonlite's `R_num_to_char` formats it.
@@ -191,10 +193,14 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     // The C code writes `count` digits of `frac`, lowest first, then bumps
     // the whole part if anything is left over.
     let p10 = POW10_U32[count];
-    let fdigits = frac % p10;
-    if frac / p10 > 0 {
-        whole += 1;
-    }
+    // frac < 10^count always holds here (so no division is needed), but keep
+    // the C code's carry for safety.
+    let fdigits = if frac < p10 {
+        frac
+    } else {
+        whole += (frac / p10 > 0) as i64;
+        frac % p10
+    };
     // Sign, up to 10 whole digits, the point and up to 9 decimals.
     let mut buf = [0u8; 24];
     let mut len = 0;
@@ -212,7 +218,7 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
         fixed_digits(&mut buf[len + 1..len + 1 + count], fdigits as u64);
         len += 1 + count;
     }
-    out.extend_from_slice(&buf[..len]);
+    put_fixed(out, &buf, len);
 }
 
 const POW10_U32: [u32; 10] = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000];
@@ -416,11 +422,17 @@ pub fn write_g(out: &mut Vec<u8>, v: f64, prec: i32) {
     } else {
         prec as usize
     };
+    // The text is built in a fixed buffer and appended in one move. At most
+    // 39 digits, a sign, a point, "0." and 3 zeros, or an exponent: < 48.
+    let mut buf = [0u8; 48];
+    let mut len = 0;
     if v.is_sign_negative() {
-        out.push(b'-');
+        buf[0] = b'-';
+        len = 1;
     }
     if v == 0.0 {
-        out.push(b'0');
+        buf[len] = b'0';
+        put_fixed(out, &buf, len + 1);
         return;
     }
     let mut d = [0u8; 40];
@@ -434,40 +446,56 @@ pub fn write_g(out: &mut Vec<u8>, v: f64, prec: i32) {
         }
         None => sig_digits(v, p.min(39), &mut d),
     };
-    out.reserve(48);
     // Drop trailing zeros (no '#' flag).
     let mut n = n;
     while n > 1 && d[n - 1] == b'0' {
         n -= 1;
     }
     if x < -4 || x >= p as i32 {
-        out.push(d[0]);
+        buf[len] = d[0];
+        len += 1;
         if n > 1 {
-            out.push(b'.');
-            out.extend_from_slice(&d[1..n]);
+            buf[len] = b'.';
+            buf[len + 1..len + n].copy_from_slice(&d[1..n]);
+            len += n;
         }
-        out.push(b'e');
-        out.push(if x < 0 { b'-' } else { b'+' });
-        let ax = x.unsigned_abs();
-        if ax < 10 {
-            out.push(b'0');
+        buf[len] = b'e';
+        buf[len + 1] = if x < 0 { b'-' } else { b'+' };
+        len += 2;
+        let ax = x.unsigned_abs() as usize;
+        if ax >= 100 {
+            buf[len] = b'0' + (ax / 100) as u8;
+            len += 1;
         }
-        write_i64(out, ax as i64);
+        let r = ax % 100;
+        buf[len..len + 2].copy_from_slice(&DIGITS2[2 * r..2 * r + 2]);
+        len += 2;
     } else if x >= 0 {
         let int_len = x as usize + 1;
-        out.extend_from_slice(&d[..n.min(int_len)]);
-        out.resize(out.len() + int_len.saturating_sub(n), b'0');
+        let k = n.min(int_len);
+        buf[len..len + k].copy_from_slice(&d[..k]);
+        len += k;
+        for _ in n..int_len {
+            buf[len] = b'0';
+            len += 1;
+        }
         if n > int_len {
-            out.push(b'.');
-            out.extend_from_slice(&d[int_len..n]);
+            buf[len] = b'.';
+            buf[len + 1..len + 1 + n - int_len].copy_from_slice(&d[int_len..n]);
+            len += 1 + n - int_len;
         }
     } else {
-        out.extend_from_slice(b"0.");
+        buf[len] = b'0';
+        buf[len + 1] = b'.';
+        len += 2;
         for _ in 0..(-x - 1) {
-            out.push(b'0');
+            buf[len] = b'0';
+            len += 1;
         }
-        out.extend_from_slice(&d[..n]);
+        buf[len..len + n].copy_from_slice(&d[..n]);
+        len += n;
     }
+    put_fixed(out, &buf, len);
 }
 
 #[cfg(test)]

@@ -175,3 +175,65 @@ fn deep_nesting_is_an_error_not_a_crash() {
     // Dropping 10k nested Rc values recursively would itself overflow; leak it.
     std::mem::forget(y);
 }
+
+/// Timing harness, not a test: `tools/cargo.sh test -p mcplite-core --release
+/// --lib -- --ignored --nocapture encoder_speed` prints the serializer's
+/// throughput on frames like bench/json's, without R in the way.
+#[test]
+#[ignore]
+fn encoder_speed() {
+    let n = 100_000usize;
+    let mut st = 0x9E3779B97F4A7C15u64;
+    let mut rnd = || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        (st >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let ids: Vec<i32> = (1..=n as i32).collect();
+    let vals: Vec<f64> = (0..n).map(|_| ((rnd() - 0.5) * 4e6).round() / 1e6).collect();
+    let groups = ["alpha", "beta", "gamma", "delta"];
+    let grp: Vec<Option<&str>> = (0..n).map(|_| Some(groups[(rnd() * 4.0) as usize])).collect();
+    let flags: Vec<Option<bool>> = (0..n).map(|_| Some(rnd() > 0.5)).collect();
+    let mixed = df(
+        vec![("id", int(&ids)), ("value", dbl(&vals)), ("group", chr(&grp)), ("flag", lgl(&flags))],
+        n as i32,
+    );
+    let a: Vec<f64> = (0..n).map(|_| rnd() * 1e4).collect();
+    let b: Vec<f64> = (0..n).map(|_| (rnd() - 0.5) * 3.0).collect();
+    let d: Vec<f64> = (0..n).map(|_| (rnd() * 100.0).round() / 100.0).collect();
+    let numeric = df(vec![("a", dbl(&a)), ("b", dbl(&b)), ("c", int(&ids)), ("d", dbl(&d))], n as i32);
+    let sv = ["alpha", "beta \"quoted\"", "gamma\n", "d\u{e9}j\u{e0} vu"];
+    let strs: Vec<Option<&str>> = (0..n).map(|_| Some(sv[(rnd() * 4.0) as usize])).collect();
+    let idv: Vec<String> = (0..n).map(|i| format!("id-{:08}", i + 1)).collect();
+    let idr: Vec<Option<&str>> = idv.iter().map(|x| Some(x.as_str())).collect();
+    let character = df(vec![("s", chr(&strs)), ("id", chr(&idr))], n as i32);
+    let text = String::from_utf8(to_json(&mixed, &Options::default()).expect("json")).expect("utf8");
+    let long = s(&text);
+    for (name, x, o) in [
+        ("mixed", &mixed, Options::default()),
+        ("numeric", &numeric, Options::default()),
+        ("numeric digits=NA", &numeric, Options { digits: Digits::Max, ..Options::default() }),
+        ("numeric I(15)", &numeric, Options { digits: Digits::Significant(15), ..Options::default() }),
+        ("character", &character, Options::default()),
+        ("long JSON text as a string", &long, Options::default()),
+    ] {
+        let mut best = f64::INFINITY;
+        let mut bytes = 0;
+        for _ in 0..15 {
+            let t = std::time::Instant::now();
+            let out = to_json(x, &o).expect("json");
+            best = best.min(t.elapsed().as_secs_f64());
+            bytes = out.len();
+        }
+        println!("{name:28} {:7.2} ms  {:6.0} MB/s  ({} bytes)", best * 1e3, bytes as f64 / best / 1e6, bytes);
+    }
+    let ok = to_json(&mixed, &Options::default()).expect("json");
+    let mut best = f64::INFINITY;
+    for _ in 0..15 {
+        let t = std::time::Instant::now();
+        assert!(check_compact_json(&ok).is_ok());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!("{:28} {:7.2} ms  {:6.0} MB/s", "validate mixed", best * 1e3, ok.len() as f64 / best / 1e6);
+}

@@ -57,6 +57,8 @@ mod ffi {
         pub fn Rf_translateCharUTF8(x: SEXP) -> *const c_char;
         pub fn Rf_type2char(t: c_int) -> *const c_char;
         pub fn vmaxget() -> *mut std::ffi::c_void;
+        pub fn Rf_mkCharLenCE(s: *const c_char, len: c_int, enc: c_int) -> SEXP;
+        pub fn Rf_ScalarString(x: SEXP) -> SEXP;
         pub fn vmaxset(p: *const std::ffi::c_void);
     }
 }
@@ -103,31 +105,52 @@ pub(crate) unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
 /// A SEXP seen by the serializer. Objects reached from the root are kept
 /// alive by the root; objects R made for us (conversions) are owned via `keep`,
 /// which their children share.
+/// (Prototype for the glue rewrite: the type and length are read once when
+/// the handle is made, not on every element access.)
 #[derive(Clone)]
 pub struct Sx {
     sexp: SEXP,
+    ty: i32,
+    n: usize,
     keep: Option<Rc<Robj>>,
+}
+
+/// R's type and vector length of a live object (0 for non-vectors).
+fn type_and_len(sexp: SEXP) -> (i32, usize) {
+    // SAFETY: sexp is a live R object; xlength only on vector types.
+    unsafe {
+        let ty = ffi::TYPEOF(sexp);
+        let n = match ty {
+            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => ffi::Rf_xlength(sexp).max(0) as usize,
+            _ => 0,
+        };
+        (ty, n)
+    }
 }
 
 impl Sx {
     fn new(robj: &Robj) -> Sx {
         // SAFETY: the caller's Robj outlives the whole serialization.
-        Sx { sexp: unsafe { robj.get() }, keep: None }
+        let sexp = unsafe { robj.get() };
+        let (ty, n) = type_and_len(sexp);
+        Sx { sexp, ty, n, keep: None }
     }
 
     fn owned(robj: Robj) -> Sx {
         // SAFETY: the Robj is kept alive by `keep`.
         let sexp = unsafe { robj.get() };
-        Sx { sexp, keep: Some(Rc::new(robj)) }
+        let (ty, n) = type_and_len(sexp);
+        Sx { sexp, ty, n, keep: Some(Rc::new(robj)) }
     }
 
     fn child(&self, sexp: SEXP) -> Sx {
-        Sx { sexp, keep: self.keep.clone() }
+        let (ty, n) = type_and_len(sexp);
+        Sx { sexp, ty, n, keep: self.keep.clone() }
     }
 
+    #[inline]
     fn typeof_(&self) -> i32 {
-        // SAFETY: sexp is a live R object.
-        unsafe { ffi::TYPEOF(self.sexp) }
+        self.ty
     }
 
     fn robj(&self) -> Robj {
@@ -249,14 +272,7 @@ impl RValue for Sx {
     }
 
     fn len(&self) -> usize {
-        match self.typeof_() {
-            NILSXP => 0,
-            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => {
-                // SAFETY: vector types.
-                unsafe { ffi::Rf_xlength(self.sexp).max(0) as usize }
-            }
-            _ => 0,
-        }
+        self.n
     }
 
     fn is_s4(&self) -> bool {
@@ -421,13 +437,24 @@ pub fn payload_json(x: &Robj, opts: &JsonOptions) -> std::result::Result<String,
 
 fn to_json_robj(x: &Robj, opts: &Robj) -> std::result::Result<Robj, String> {
     let o = json_options(opts)?;
-    let bytes = rjson::to_json(&Sx::new(x), &o)?;
-    if bytes.len() > i32::MAX as usize {
-        return Err("JSON text is larger than R's 2 GB string limit".into());
-    }
-    // Bytes are UTF-8 (or passed-through "bytes" strings, as jsonlite does).
-    let s = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Ok(Robj::from(s))
+    // (Prototype for the glue rewrite: the text is built in a reused buffer
+    // and copied straight into the CHARSXP, with no intermediate String.)
+    rjson::with_json(&Sx::new(x), &o, |bytes| {
+        if bytes.len() > i32::MAX as usize {
+            return Err("JSON text is larger than R's 2 GB string limit".to_string());
+        }
+        // Bytes are UTF-8 (or passed-through "bytes" strings, as jsonlite does).
+        if std::str::from_utf8(bytes).is_err() {
+            return Ok(Robj::from(String::from_utf8_lossy(bytes).into_owned()));
+        }
+        // SAFETY: the text has no NUL (the encoder escapes control bytes) and
+        // fits an int; Rf_ScalarString protects its argument while allocating,
+        // and from_sexp protects the result.
+        Ok(unsafe {
+            let ch = ffi::Rf_mkCharLenCE(bytes.as_ptr() as *const std::os::raw::c_char, bytes.len() as i32, CE_UTF8);
+            Robj::from_sexp(ffi::Rf_ScalarString(ch))
+        })
+    })?
 }
 
 /// Payload JSON as jsonlite::toJSON() writes it, with the payload options.

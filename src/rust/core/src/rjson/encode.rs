@@ -80,14 +80,32 @@ fn is_atomic(t: RType) -> bool {
     )
 }
 
+/// The way out offered with every "cannot convert" error: what a tool can
+/// return instead.
+const PRINTED: &str = "text from `paste(capture.output(print(x)), collapse = \"\\n\")`";
+
 fn unsupported<V: RValue>(v: &V) -> String {
     let t = v.type_name();
     match t.as_str() {
         "closure" | "builtin" | "special" => {
-            format!("cannot convert a function (R type '{t}') to JSON")
+            format!("cannot convert a function (R type '{t}') to JSON; return what it computes, or {PRINTED}")
         }
-        _ => format!("cannot convert an object of R type '{t}' to JSON"),
+        "environment" => format!(
+            "cannot convert an object of R type '{t}' to JSON; return a list of the values you need (`as.list(x)`), or {PRINTED}"
+        ),
+        "symbol" | "language" | "expression" | "pairlist" => {
+            format!("cannot convert an object of R type '{t}' to JSON; return it as text with `deparse(x)`")
+        }
+        _ => format!("cannot convert an object of R type '{t}' to JSON; return a list of the parts you need, or {PRINTED}"),
     }
+}
+
+/// A class with no JSON mapping (a model fit, a summary, ...).
+fn no_mapping(class: &str) -> String {
+    format!(
+        "cannot convert an object of class '{class}' to JSON: no mapping for that class; return a list of the parts \
+         you need, a data frame, `unclass(x)`, or {PRINTED}"
+    )
 }
 
 fn by_type<V: RValue>(v: &V) -> Result<Method, String> {
@@ -109,7 +127,9 @@ fn by_type<V: RValue>(v: &V) -> Result<Method, String> {
 fn resolve<V: RValue>(v: &V, classes: &[String]) -> Result<Method, String> {
     if v.is_s4() {
         let c = classes.first().map(String::as_str).unwrap_or("?");
-        return Err(format!("cannot convert an S4 object (class '{c}') to JSON"));
+        return Err(format!(
+            "cannot convert an S4 object (class '{c}') to JSON; return a list of the slots you need, or {PRINTED}"
+        ));
     }
     let t = v.rtype();
     for (i, c) in classes.iter().enumerate() {
@@ -139,8 +159,8 @@ fn resolve<V: RValue>(v: &V, classes: &[String]) -> Result<Method, String> {
         };
         return Ok(m);
     }
-    if let Some(last) = classes.last() {
-        return Err(format!("cannot convert an object of class '{last}' to JSON: no mapping for that class"));
+    if let Some(first) = classes.first() {
+        return Err(no_mapping(first));
     }
     if t != RType::Null && v.attr("dim").is_some() {
         return Ok(Method::Array);

@@ -156,6 +156,16 @@ fn unsupported_values_name_their_type() {
     assert!(err(&other("externalptr")).contains("'externalptr'"));
     assert!(err(&list(vec![dbl(&[1.0])]).class(&["foo"])).contains("'foo'"));
     assert!(err(&list(vec![]).class(&["Thing"]).s4()).contains("S4"));
+    // Each says what to return instead.
+    assert_eq!(
+        err(&list(vec![dbl(&[1.0])]).class(&["summary.lm"])),
+        "cannot convert an object of class 'summary.lm' to JSON: no mapping for that class; return a list of the \
+         parts you need, a data frame, `unclass(x)`, or text from `paste(capture.output(print(x)), collapse = \"\\n\")`"
+    );
+    assert!(err(&list(vec![]).class(&["glm", "lm"])).contains("class 'glm'"));
+    assert!(err(&other("environment")).contains("`as.list(x)`"));
+    assert!(err(&other("language")).contains("`deparse(x)`"));
+    assert!(err(&other("closure")).contains("return what it computes"));
     assert!(err(&named(vec![(Some("e"), other("environment"))])).contains("environment"));
 }
 

@@ -13,19 +13,22 @@ fn load8(s: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// High bit set in each byte of `w` that is zero. Bits above the lowest set
-/// one may be false positives (borrows), so callers use only the lowest.
+/// High bit set in exactly the bytes of `w` that are zero (no borrow
+/// artefacts, so every set bit can be used).
 #[inline(always)]
 fn zero_bytes(w: u64) -> u64 {
-    w.wrapping_sub(LO) & !w & HI
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((w & LOW7).wrapping_add(LOW7)) | w) & HI
 }
 
 /// Bytes jsonlite may escape: `"`, `\\`, `/` (escaped only after `<`) and
-/// control bytes below 0x20. The lowest set bit marks the first such byte.
+/// control bytes below 0x20 (those with the top three bits clear).
 #[inline(always)]
 fn special_bytes(w: u64) -> u64 {
-    let ctrl = w.wrapping_sub(0x20 * LO) & !w & HI;
-    ctrl | zero_bytes(w ^ (b'"' as u64 * LO)) | zero_bytes(w ^ (b'\\' as u64 * LO)) | zero_bytes(w ^ (b'/' as u64 * LO))
+    zero_bytes(w & (0xe0 * LO))
+        | zero_bytes(w ^ (b'"' as u64 * LO))
+        | zero_bytes(w ^ (b'\\' as u64 * LO))
+        | zero_bytes(w ^ (b'/' as u64 * LO))
 }
 
 /// The escape for byte `c` at position `i` of `s`, or `None` when it is
@@ -60,33 +63,27 @@ pub fn write_json_string(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
     let n = s.len();
     let mut start = 0; // first byte not yet copied
-    let mut i = 0; // next byte to scan
-    loop {
-        // Find the next candidate byte at or after i.
-        let j = loop {
-            if i + 8 <= n {
-                let m = special_bytes(load8(s, i));
-                if m == 0 {
-                    i += 8;
-                    continue;
-                }
-                break i + (m.trailing_zeros() / 8) as usize;
+    let mut i = 0;
+    while i + 8 <= n {
+        let mut m = special_bytes(load8(s, i));
+        // Every flagged byte of this word, lowest first.
+        while m != 0 {
+            let j = i + (m.trailing_zeros() / 8) as usize;
+            if let Some(esc) = escape_of(s, j, s[j]) {
+                put(out, &s[start..j]);
+                put(out, esc);
+                start = j + 1;
             }
-            // Tail: fewer than eight bytes left.
-            match s[i..].iter().position(|&c| c < 0x20 || c == b'"' || c == b'\\' || c == b'/') {
-                Some(k) => break i + k,
-                None => break n,
-            }
-        };
-        if j >= n {
-            break;
+            m &= m - 1;
         }
+        i += 8;
+    }
+    for j in i..n {
         if let Some(esc) = escape_of(s, j, s[j]) {
             put(out, &s[start..j]);
             put(out, esc);
             start = j + 1;
         }
-        i = j + 1;
     }
     put(out, &s[start..]);
     out.push(b'"');

@@ -7,7 +7,8 @@
 # memory can be measured: the process resets its RSS high-water mark
 # (/proc/self/clear_refs) after building the data, serializes, and reports
 # VmHWM minus the RSS before serializing. Time is the median of the timed runs
-# (5 from 1e5 rows, 9 below, after one untimed run). Implementations run in a
+# (5 from 1e5 rows, 9 below, 2 when one run takes over 2 s; after one untimed
+# run). Implementations run in a
 # rotating order for each (case, size), so a busy moment does not always hit
 # the same one.
 #
@@ -72,6 +73,8 @@ if (child) {
   bytes <- nchar(out, type = "bytes")
   rm(out)
   times <- numeric(0)
+  # Runs of several seconds (jsonlite on list cells) are stable: two are enough.
+  if (first > 2) reps <- min(reps, 2L)
   for (i in seq_len(reps)) {
     invisible(gc())
     t0 <- Sys.time()

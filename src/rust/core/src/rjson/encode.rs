@@ -206,7 +206,7 @@ enum Column<V> {
 
 struct DataFrame<V> {
     nrow: usize,
-    /// `"name":` prefixes, or `None` when the frame has no usable names
+    /// `,"name":` prefixes, or `None` when the frame has no usable names
     /// (rows are then written as arrays).
     keys: Option<Vec<Vec<u8>>>,
     cols: Vec<Column<V>>,
@@ -695,7 +695,8 @@ impl<'o> Encoder<'o> {
                 clean_names(col_names)
                     .into_iter()
                     .map(|k| {
-                        let mut b = Vec::with_capacity(k.len() + 3);
+                        let mut b = Vec::with_capacity(k.len() + 4);
+                        b.push(b',');
                         write_json_string(&mut b, &k);
                         b.push(b':');
                         b
@@ -724,10 +725,8 @@ impl<'o> Encoder<'o> {
                 let mut first = true;
                 for (c, key) in cells.iter().zip(keys) {
                     let mark = self.out.len();
-                    if !first {
-                        self.out.push(b',');
-                    }
-                    put(&mut self.out, key);
+                    // Keys carry their leading comma; the first field drops it.
+                    put(&mut self.out, if first { &key[1..] } else { key });
                     if self.cell(c, i)? {
                         first = false;
                     } else {

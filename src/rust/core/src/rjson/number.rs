@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::out::{put, put_fixed};
+use super::out::in_place;
 
 /// How doubles are rounded, as jsonlite reads its `digits` argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,28 +62,6 @@ const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Writes the decimal digits of `u` right-aligned into `buf`, returning the
-/// index of the first digit.
-#[inline(always)]
-fn u64_digits(buf: &mut [u8; 20], mut u: u64) -> usize {
-    let mut i = buf.len();
-    while u >= 100 {
-        let r = (u % 100) as usize;
-        u /= 100;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&DIGITS2[2 * r..2 * r + 2]);
-    }
-    if u >= 10 {
-        let r = u as usize;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&DIGITS2[2 * r..2 * r + 2]);
-    } else {
-        i -= 1;
-        buf[i] = b'0' + u as u8;
-    }
-    i
-}
-
 /// Writes exactly `width` decimal digits of `u` (left-padded with zeros;
 /// `u < 10^width`) into `dst`.
 #[inline]
@@ -100,6 +78,16 @@ fn fixed_digits(dst: &mut [u8], mut u: u64) {
     }
 }
 
+/// Number of decimal digits of `u` (1 for 0).
+#[inline(always)]
+fn decimal_len(u: u64) -> usize {
+    let mut n = 1;
+    while n < 20 && u >= POW10_U64[n] {
+        n += 1;
+    }
+    n
+}
+
 /// Appends an R integer (not NA) in decimal, like `modp_itoa10`.
 #[inline]
 pub fn write_i32(out: &mut Vec<u8>, v: i32) {
@@ -109,12 +97,14 @@ pub fn write_i32(out: &mut Vec<u8>, v: i32) {
 /// Appends a 64-bit integer in decimal.
 #[inline]
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
-    let mut tmp = [0u8; 20];
-    let i = u64_digits(&mut tmp, v.unsigned_abs());
-    if v < 0 {
-        out.push(b'-');
-    }
-    put(out, &tmp[i..]);
+    in_place::<24>(out, |buf| {
+        let u = v.unsigned_abs();
+        let neg = (v < 0) as usize;
+        buf[0] = b'-';
+        let w = decimal_len(u);
+        fixed_digits(&mut buf[neg..neg + w], u);
+        neg + w
+    });
 }
 
 /// Appends a finite double the way jsonlite's `R_num_to_char` formats it.
@@ -202,23 +192,26 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
         frac % p10
     };
     // Sign, up to 10 whole digits, the point and up to 9 decimals.
-    let mut buf = [0u8; 24];
+    in_place::<24>(out, |buf| modp_text(buf, neg, whole, count, fdigits));
+}
+
+/// The text of a `modp_dtoa2` result: sign, whole part, and `count` decimals.
+#[inline(always)]
+fn modp_text(buf: &mut [u8; 24], neg: bool, whole: i64, count: usize, fdigits: u32) -> usize {
     let mut len = 0;
     if neg {
         buf[0] = b'-';
         len = 1;
     }
-    let mut tmp = [0u8; 20];
-    let i = u64_digits(&mut tmp, whole as u64);
-    let w = tmp.len() - i;
-    buf[len..len + w].copy_from_slice(&tmp[i..]);
+    let w = decimal_len(whole as u64);
+    fixed_digits(&mut buf[len..len + w], whole as u64);
     len += w;
     if count > 0 {
         buf[len] = b'.';
         fixed_digits(&mut buf[len + 1..len + 1 + count], fdigits as u64);
         len += 1 + count;
     }
-    put_fixed(out, &buf, len);
+    len
 }
 
 const POW10_U32: [u32; 10] = [1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000];
@@ -424,7 +417,12 @@ pub fn write_g(out: &mut Vec<u8>, v: f64, prec: i32) {
     };
     // The text is built in a fixed buffer and appended in one move. At most
     // 39 digits, a sign, a point, "0." and 3 zeros, or an exponent: < 48.
-    let mut buf = [0u8; 48];
+    in_place::<48>(out, |buf| g_text(buf, v, p));
+}
+
+/// The text of `%.{p}g` for `v` in `buf`; returns its length.
+#[inline(always)]
+fn g_text(buf: &mut [u8; 48], v: f64, p: usize) -> usize {
     let mut len = 0;
     if v.is_sign_negative() {
         buf[0] = b'-';
@@ -432,16 +430,13 @@ pub fn write_g(out: &mut Vec<u8>, v: f64, prec: i32) {
     }
     if v == 0.0 {
         buf[len] = b'0';
-        put_fixed(out, &buf, len + 1);
-        return;
+        return len + 1;
     }
     let mut d = [0u8; 40];
     let (n, x) = match sig_digits_int(v.abs(), p) {
         Some((q, x)) => {
-            let mut tmp = [0u8; 20];
-            let i = u64_digits(&mut tmp, q);
-            let n = tmp.len() - i;
-            d[..n].copy_from_slice(&tmp[i..]);
+            let n = decimal_len(q);
+            fixed_digits(&mut d[..n], q);
             (n, x)
         }
         None => sig_digits(v, p.min(39), &mut d),
@@ -495,7 +490,7 @@ pub fn write_g(out: &mut Vec<u8>, v: f64, prec: i32) {
         buf[len..len + n].copy_from_slice(&d[..n]);
         len += n;
     }
-    put_fixed(out, &buf, len);
+    len
 }
 
 #[cfg(test)]

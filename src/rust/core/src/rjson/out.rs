@@ -56,6 +56,21 @@ pub(crate) fn put_fixed<const N: usize>(out: &mut Vec<u8>, buf: &[u8; N], len: u
     }
 }
 
+/// Lets `f` write up to `N` bytes straight into the end of `out` and keeps
+/// the number of bytes it returns. Writing in place (after one wide zero
+/// fill) avoids assembling the text on the stack and reloading it, which
+/// stalls on store forwarding.
+#[inline(always)]
+pub(crate) fn in_place<const N: usize>(out: &mut Vec<u8>, f: impl FnOnce(&mut [u8; N]) -> usize) {
+    let old = out.len();
+    out.resize(old + N, 0);
+    let len = match <&mut [u8; N]>::try_from(&mut out[old..]) {
+        Ok(slot) => f(slot).min(N),
+        Err(_) => 0,
+    };
+    out.truncate(old + len);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +94,10 @@ mod tests {
         put_fixed(&mut out, b"abcdefgh", 3);
         put_fixed(&mut out, b"xy", 5);
         assert_eq!(out, b"abcxy");
+        in_place::<8>(&mut out, |b| {
+            b[..2].copy_from_slice(b"!!");
+            2
+        });
+        assert_eq!(out, b"abcxy!!");
     }
 }

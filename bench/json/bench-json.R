@@ -14,7 +14,10 @@
 #
 # usage: Rscript bench/json/bench-json.R [max_rows] [min_rows]
 #   library of the new mcplite: R_LIBS; of the old one: MCPLITE_OLD_LIB (optional)
-#   BENCH_JSON_CASES=numeric,mixed limits the cases.
+#   BENCH_JSON_CASES=numeric,mixed limits the cases; BENCH_JSON_ROUNDS (default 3)
+#   is how many fresh processes per implementation (1 for the list cases, where
+#   jsonlite takes many seconds). Cells are medians over rounds; speed-ups are
+#   paired within a round, then the median.
 
 args <- commandArgs(trailingOnly = TRUE)
 child <- identical(args[1], "--child")
@@ -92,6 +95,7 @@ sizes <- sizes[sizes <= max_rows & sizes >= min_rows]
 cases <- c("numeric", "character", "factor", "na_heavy", "mixed", "list_column", "nested_list")
 if (nzchar(Sys.getenv("BENCH_JSON_CASES"))) cases <- strsplit(Sys.getenv("BENCH_JSON_CASES"), ",")[[1]]
 script <- normalizePath(sub("--file=", "", grep("--file=", commandArgs(FALSE), value = TRUE)))
+procs <- as.integer(Sys.getenv("BENCH_JSON_ROUNDS", "3"))
 new_lib <- Sys.getenv("R_LIBS")
 old_lib <- Sys.getenv("MCPLITE_OLD_LIB")
 impls <- c("new", if (nzchar(old_lib)) "old", "jsonlite")
@@ -103,20 +107,26 @@ turn <- 0
 for (case in cases) for (n in sizes) {
   if (case %in% slow_cases && n > 1e5) next
   reps <- if (n >= 1e5) 5L else 9L
-  res <- list()
-  turn <- turn + 1
-  order <- impls[(seq_along(impls) + turn - 2) %% length(impls) + 1]
-  for (impl in order) {
-    line <- system2(file.path(R.home("bin"), "Rscript"), c(script, "--child", case, n, impl, reps),
-                    stdout = TRUE, env = paste0("R_LIBS=", lib_of[[impl]]))
-    f <- strsplit(line[length(line)], "\t")[[1]]
-    res[[impl]] <- list(time = as.numeric(f[4]), mem = as.numeric(f[5]), bytes = as.numeric(f[6]))
+  # Rounds: every implementation once per round, in a rotating order; ratios
+  # are taken within a round (paired), then the median over rounds.
+  rounds <- if (case %in% slow_cases) 1L else procs
+  runs <- list()
+  for (r in seq_len(rounds)) {
+    turn <- turn + 1
+    order <- impls[(seq_along(impls) + turn - 2) %% length(impls) + 1]
+    for (impl in order) {
+      line <- system2(file.path(R.home("bin"), "Rscript"), c(script, "--child", case, n, impl, reps),
+                      stdout = TRUE, env = paste0("R_LIBS=", lib_of[[impl]]))
+      f <- strsplit(line[length(line)], "\t")[[1]]
+      runs[[impl]] <- rbind(runs[[impl]], data.frame(time = as.numeric(f[4]), mem = as.numeric(f[5]), bytes = as.numeric(f[6])))
+    }
   }
-  get <- function(impl, what) if (is.null(res[[impl]])) NA_real_ else res[[impl]][[what]]
+  get <- function(impl, what) if (is.null(runs[[impl]])) NA_real_ else median(runs[[impl]][[what]])
+  paired <- function(impl) if (is.null(runs[[impl]])) NA_real_ else median(runs$jsonlite$time / runs[[impl]]$time)
   row <- data.frame(
     case = case, rows = format(n, big.mark = ",", scientific = FALSE),
     new_s = get("new", "time"), old_s = get("old", "time"), jsonlite_s = get("jsonlite", "time"),
-    new_x = get("jsonlite", "time") / get("new", "time"), old_x = get("jsonlite", "time") / get("old", "time"),
+    new_x = paired("new"), old_x = paired("old"),
     new_mbs = get("new", "bytes") / 1e6 / get("new", "time"),
     new_peak = get("new", "mem"), old_peak = get("old", "mem"), jsonlite_peak = get("jsonlite", "mem"),
     json_mb = get("new", "bytes") / 1e6,

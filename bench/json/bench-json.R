@@ -6,9 +6,9 @@
 # Each (case, size, implementation) runs in its own Rscript process so peak
 # memory can be measured: the process resets its RSS high-water mark
 # (/proc/self/clear_refs) after building the data, serializes, and reports
-# VmHWM minus the RSS before serializing. Time is the median of the timed runs
-# (5 from 1e5 rows, 9 below, 2 when one run takes over 2 s; after one untimed
-# run). Implementations run in a
+# VmHWM minus the RSS before serializing. Time is CPU time (user + system),
+# the median of the timed runs (5 from 1e5 rows, 9 below, 2 when one run takes
+# over 2 s; after one untimed run; short calls timed in batches). Implementations run in a
 # rotating order for each (case, size), so a busy moment does not always hit
 # the same one.
 #
@@ -74,17 +74,39 @@ if (child) {
   first <- as.numeric(Sys.time() - t0, units = "secs")
   peak <- rss_kb("VmHWM") - before
   bytes <- nchar(out, type = "bytes")
+  # The floor any serializer returning an R string pays: R making the string
+  # itself (rawToChar: a NUL scan, then mkChar's scan, hash and copy).
+  raw_out <- if (impl == "new") charToRaw(out) else NULL
   rm(out)
   times <- numeric(0)
+  walls <- numeric(0)
   # Runs of several seconds (jsonlite on list cells) are stable: two are enough.
   if (first > 2) reps <- min(reps, 2L)
+  # CPU time (user + system) of this process, which a busy machine inflates
+  # far less than wall time. R reports it in ms, so short calls are timed in
+  # batches of k calls (at least ~0.1 s per batch).
+  k <- max(1L, min(200L, as.integer(ceiling(0.1 / max(first, 1e-4)))))
   for (i in seq_len(reps)) {
     invisible(gc())
-    t0 <- Sys.time()
-    run()
-    times[i] <- as.numeric(Sys.time() - t0, units = "secs")
+    t0 <- proc.time()
+    for (j in seq_len(k)) run()
+    t <- proc.time() - t0
+    times[i] <- (t[["user.self"]] + t[["sys.self"]]) / k
+    walls[i] <- t[["elapsed"]] / k
   }
-  cat(sprintf("%s\t%g\t%s\t%.5f\t%.1f\t%d\t%.5f\n", case, n, impl, median(times), peak / 1024, bytes, first))
+  floor <- NA_real_
+  if (!is.null(raw_out)) {
+    fl <- numeric(0)
+    for (i in seq_len(reps)) {
+      invisible(gc())
+      t0 <- proc.time()
+      for (j in seq_len(k)) rawToChar(raw_out)
+      t <- proc.time() - t0
+      fl[i] <- (t[["user.self"]] + t[["sys.self"]]) / k
+    }
+    floor <- median(fl)
+  }
+  cat(sprintf("%s\t%g\t%s\t%.6f\t%.1f\t%d\t%.6f\t%d\t%.6f\n", case, n, impl, median(times), peak / 1024, bytes, median(walls), k, floor))
   quit(save = "no")
 }
 
@@ -118,7 +140,10 @@ for (case in cases) for (n in sizes) {
       line <- system2(file.path(R.home("bin"), "Rscript"), c(script, "--child", case, n, impl, reps),
                       stdout = TRUE, env = paste0("R_LIBS=", lib_of[[impl]]))
       f <- strsplit(line[length(line)], "\t")[[1]]
-      runs[[impl]] <- rbind(runs[[impl]], data.frame(time = as.numeric(f[4]), mem = as.numeric(f[5]), bytes = as.numeric(f[6])))
+      runs[[impl]] <- rbind(runs[[impl]], data.frame(
+        time = as.numeric(f[4]), mem = as.numeric(f[5]), bytes = as.numeric(f[6]), wall = as.numeric(f[7]),
+        floor = as.numeric(f[9])
+      ))
     }
   }
   get <- function(impl, what) if (is.null(runs[[impl]])) NA_real_ else median(runs[[impl]][[what]])
@@ -130,6 +155,7 @@ for (case in cases) for (n in sizes) {
     new_mbs = get("new", "bytes") / 1e6 / get("new", "time"),
     new_peak = get("new", "mem"), old_peak = get("old", "mem"), jsonlite_peak = get("jsonlite", "mem"),
     json_mb = get("new", "bytes") / 1e6,
+    new_wall = get("new", "wall"), jsonlite_wall = get("jsonlite", "wall"), rstring = get("new", "floor"),
     same_length = get("new", "bytes") == get("jsonlite", "bytes")
   )
   print(row, row.names = FALSE, digits = 4)
@@ -138,11 +164,13 @@ for (case in cases) for (n in sizes) {
 tab <- do.call(rbind, rows)
 if (any(!tab$same_length)) cat("\nWARNING: some outputs differ in length from jsonlite's\n")
 cat(sprintf("\nload average before/after: see uptime; R %s, jsonlite %s\n", getRversion(), packageVersion("jsonlite")))
-cat("\n| case | rows | JSON (MB) | new (ms) | old (ms) | jsonlite (ms) | new vs jsonlite | old vs jsonlite | new MB/s | peak new / old / jsonlite (MB) |\n")
-cat("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+cat("\nTimes are CPU ms per call (medians); wall ms in the last column. 'R string' is R making\n")
+cat("a string of the same bytes (rawToChar), which is part of every time here.\n")
+cat("\n| case | rows | JSON (MB) | new (ms) | old (ms) | jsonlite (ms) | new vs jsonlite | old vs jsonlite | new MB/s | R string (ms) | peak new / old / jsonlite (MB) | wall new / jsonlite (ms) |\n")
+cat("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 for (i in seq_len(nrow(tab))) with(tab[i, ], cat(sprintf(
-  "| %s | %s | %.1f | %.1f | %s | %.1f | %.1fx | %s | %.0f | %.1f / %s / %.1f |\n",
+  "| %s | %s | %.1f | %.1f | %s | %.1f | %.1fx | %s | %.0f | %.1f | %.1f / %s / %.1f | %.1f / %.1f |\n",
   case, rows, json_mb, new_s * 1e3, if (is.na(old_s)) "-" else sprintf("%.1f", old_s * 1e3), jsonlite_s * 1e3,
-  new_x, if (is.na(old_x)) "-" else sprintf("%.1fx", old_x), new_mbs, new_peak,
-  if (is.na(old_peak)) "-" else sprintf("%.1f", old_peak), jsonlite_peak
+  new_x, if (is.na(old_x)) "-" else sprintf("%.1fx", old_x), new_mbs, rstring * 1e3, new_peak,
+  if (is.na(old_peak)) "-" else sprintf("%.1f", old_peak), jsonlite_peak, new_wall * 1e3, jsonlite_wall * 1e3
 )))

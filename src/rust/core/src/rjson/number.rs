@@ -81,11 +81,10 @@ fn fixed_digits(dst: &mut [u8], mut u: u64) {
 /// Number of decimal digits of `u` (1 for 0).
 #[inline(always)]
 fn decimal_len(u: u64) -> usize {
-    let mut n = 1;
-    while n < 20 && u >= POW10_U64[n] {
-        n += 1;
-    }
-    n
+    // floor(log10(2^bits)) + 1 is the length or one more; one comparison fixes it.
+    let bits = 64 - (u | 1).leading_zeros() as usize;
+    let d = ((bits * 1233) >> 12) + 1;
+    (d - (u < POW10_U64[d - 1]) as usize).max(1)
 }
 
 /// Appends an R integer (not NA) in decimal, like `modp_itoa10`.
@@ -524,6 +523,19 @@ mod tests {
     }
 
     const D4: Digits = Digits::Decimal(4);
+
+    #[test]
+    fn decimal_lengths() {
+        assert_eq!(decimal_len(0), 1);
+        for k in 0..20 {
+            let p = POW10_U64[k];
+            assert_eq!(decimal_len(p), k + 1, "10^{k}");
+            if p > 1 {
+                assert_eq!(decimal_len(p - 1), k, "10^{k} - 1");
+            }
+        }
+        assert_eq!(decimal_len(u64::MAX), 20);
+    }
 
     #[test]
     fn jsonlite_default_digits() {

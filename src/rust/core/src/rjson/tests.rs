@@ -256,6 +256,24 @@ fn encoder_speed() {
         bytes = out.len();
     }
     println!("{:28} {:7.2} ms  {:6.0} MB/s  ({} bytes)", "long plain text", best * 1e3, bytes as f64 / best / 1e6, bytes);
+    // For comparison: serde_json writing the same JSON text as a string.
+    let jtext = String::from_utf8(to_json(&mixed, &Options::default()).expect("json")).expect("utf8");
+    let mut best = f64::INFINITY;
+    for _ in 0..15 {
+        let t = std::time::Instant::now();
+        let out = serde_json::to_string(&jtext).expect("serde");
+        best = best.min(t.elapsed().as_secs_f64());
+        bytes = out.len();
+    }
+    println!("{:28} {:7.2} ms  {:6.0} MB/s", "  (serde_json, same text)", best * 1e3, bytes as f64 / best / 1e6);
+    let mut best = f64::INFINITY;
+    for _ in 0..15 {
+        let t = std::time::Instant::now();
+        let v: Result<serde_json::Value, _> = serde_json::from_slice(jtext.as_bytes());
+        assert!(v.is_ok());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!("{:28} {:7.2} ms  {:6.0} MB/s", "  (serde_json parse, mixed)", best * 1e3, jtext.len() as f64 / best / 1e6);
     for (name, x) in [("validate mixed", &mixed), ("validate long plain string", &plain), ("validate JSON-in-string", &long)] {
         let ok = to_json(x, &Options::default()).expect("json");
         let mut best = f64::INFINITY;

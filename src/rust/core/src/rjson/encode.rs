@@ -755,41 +755,64 @@ impl<'o> Encoder<'o> {
     /// Writes cell `i` of a prepared column; `false` means "missing, leave it
     /// out". The common column types are written from their data slices; the
     /// rest go through [`Encoder::elem`].
-    #[inline]
+    #[inline(always)]
     fn cell<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> Result<bool, String> {
+        match c {
+            Cells::Rows(..) | Cells::Other(_) => self.cell_nested(c, i),
+            _ => Ok(self.cell_flat(c, i)),
+        }
+    }
+
+    /// Nested frames and the generic path (kept out of line: they recurse).
+    #[inline(never)]
+    fn cell_nested<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> Result<bool, String> {
+        match c {
+            Cells::Rows(sub, keys) => {
+                self.row_cells(sub, *keys, i)?;
+                Ok(true)
+            }
+            Cells::Other(col) => self.elem(col, i),
+            _ => Ok(self.cell_flat(c, i)),
+        }
+    }
+
+    /// The vector column types, written from their slices (no recursion, so
+    /// this inlines into the row loop).
+    #[inline(always)]
+    fn cell_flat<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> bool {
         let out = &mut self.out;
         match c {
             Cells::Dbl(s, na) => {
                 let x = s[i];
                 if x.is_finite() {
                     write_f64(out, x, self.opts.digits);
-                    Ok(true)
+                    true
                 } else {
-                    Ok(write_na(out, *na, NaKind::Number(nonfinite_text(x))))
+                    write_na(out, *na, NaKind::Number(nonfinite_text(x)))
                 }
             }
             Cells::Int(s, na) => {
                 let x = s[i];
                 if x == NA_INTEGER {
-                    return Ok(write_na(out, *na, NaKind::Number("\"NA\"")));
+                    return write_na(out, *na, NaKind::Number("\"NA\""));
                 }
                 write_i32(out, x);
-                Ok(true)
+                true
             }
             Cells::Lgl(s, na) => {
                 let x = s[i];
                 if x == NA_INTEGER {
-                    return Ok(write_na(out, *na, NaKind::Logical));
+                    return write_na(out, *na, NaKind::Logical);
                 }
                 put(out, if x != 0 { b"true" } else { b"false" });
-                Ok(true)
+                true
             }
             Cells::Chr(v, na) => match v.str_elt(i) {
                 Some(s) => {
                     write_json_string(out, &s);
-                    Ok(true)
+                    true
                 }
-                None => Ok(write_na(out, *na, NaKind::Character)),
+                None => write_na(out, *na, NaKind::Character),
             },
             Cells::Factor(codes, levels, na) => {
                 let code = codes[i];
@@ -797,16 +820,13 @@ impl<'o> Encoder<'o> {
                 match lvl {
                     Some(l) => {
                         put(out, l);
-                        Ok(true)
+                        true
                     }
-                    None => Ok(write_na(out, *na, NaKind::Character)),
+                    None => write_na(out, *na, NaKind::Character),
                 }
             }
-            Cells::Rows(sub, keys) => {
-                self.row_cells(sub, *keys, i)?;
-                Ok(true)
-            }
-            Cells::Other(col) => self.elem(col, i),
+            // Never reached: `cell` sends these to `cell_nested`.
+            Cells::Rows(..) | Cells::Other(_) => false,
         }
     }
 

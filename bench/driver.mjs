@@ -408,12 +408,37 @@ async function scenarioDf(impl) {
       throw new Error(`${impl.label}: structuredContent is not the ${P.dfRows}-row frame`);
     if (JSON.parse(res.content[0].text).length !== P.dfRows) throw new Error(`${impl.label}: text fallback is not the frame`);
     const bytes = Buffer.byteLength(first.text);
+    impl.dfAnswer = first.text; // for the floor reference (not kept in the results)
     const times = [];
     for (let k = 0; k < P.dfCalls; k++) {
       const r = await srv.request(big);
       times.push(r.t - r.sent);
     }
     return { ms: median(times), bytes };
+  } finally {
+    await srv.close();
+  }
+}
+
+// Floor for scenario 3: the same answer line, written by `cat` from a file
+// whenever a request line arrives, through the same driver code. What is left
+// is the pipe and the driver reading and splitting the line: no server could
+// answer faster, so "time above the floor" is what a server adds.
+async function dfFloor(answer, dir) {
+  const file = path.join(dir, 'df-answer.json');
+  fs.writeFileSync(file, answer + '\n');
+  const impl = { label: 'cat (floor)', env: {}, command: ['sh', ['-c', 'while IFS= read -r l; do cat "$0"; done', file]] };
+  const srv = new Server(impl, 'cat').start();
+  const big = (id) => line.call(id, 'big_frame', '{}');
+  try {
+    const first = await srv.request(big);
+    if (first.text !== answer) throw new Error('cat floor: echoed line differs from the answer');
+    const times = [];
+    for (let k = 0; k < P.dfCalls; k++) {
+      const r = await srv.request(big);
+      times.push(r.t - r.sent);
+    }
+    return median(times);
   } finally {
     await srv.close();
   }
@@ -583,13 +608,28 @@ async function main() {
     for (const impl of active) results.columns[impl.key].discoverAnswer = impl.discoverAnswer;
   }
   if (onlyScenarios.includes('3')) {
-    for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
-      for (const impl of order(rep)) {
-        const r = await guard('3', impl, () => scenarioDf(impl));
-        if (!r) continue;
-        push(results.s3, impl.key, r);
-        log(`s3 rep ${rep + 1} ${impl.label}: ${r.ms.toFixed(0)} ms (${(r.bytes / 1e6).toFixed(1)} MB)`);
+    const tmp3 = fs.mkdtempSync(path.join(os.tmpdir(), 'mcplite-bench-df-'));
+    try {
+      for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++) {
+        for (const impl of order(rep)) {
+          const r = await guard('3', impl, () => scenarioDf(impl));
+          if (!r) continue;
+          push(results.s3, impl.key, r);
+          log(`s3 rep ${rep + 1} ${impl.label}: ${r.ms.toFixed(0)} ms (${(r.bytes / 1e6).toFixed(1)} MB)`);
+        }
+        // The floor, with our column's answer line (or another column's), in
+        // the same repetition so it pairs with the server times.
+        const answer = (active.find((i) => i.key === 'ours' && i.dfAnswer) ?? active.find((i) => i.dfAnswer))?.dfAnswer;
+        if (answer) {
+          const ms = await dfFloor(answer, tmp3);
+          (results.dfFloor ||= []).push({ ms, bytes: Buffer.byteLength(answer) });
+          log(`s3 rep ${rep + 1} floor (cat): ${ms.toFixed(1)} ms`);
+        }
       }
+    } finally {
+      for (const impl of active) delete impl.dfAnswer;
+      fs.rmSync(tmp3, { recursive: true, force: true });
+    }
   }
   if (onlyScenarios.includes('4')) {
     for (let rep = 0; rep < P.reps && !(rep > 0 && overBudget()); rep++)
@@ -729,6 +769,12 @@ function renderTable(R) {
     const up = ratio(v.cran, v.ours);
     const mb = R.s3.ours?.[0]?.bytes ?? R.s3.cran?.[0]?.bytes ?? R.s3.bare?.[0]?.bytes;
     rows.push(`| 3. ${R.params.dfRows}-row data frame as structuredContent, ms per call (${f(mb / 1e6, 1)} MB line) | ${cols.map((k) => colCell(k, v[k], 0, '3')).join(' | ')} | ${rcell(up)} | ${rcell(ratio(v.ours, v.bare))} | ≥3× CRAN | ${verdict(up, (x) => x >= 3)} |`);
+    if (R.dfFloor?.length) {
+      const fl = R.dfFloor.map((r) => r.ms);
+      // Time above the floor, paired per repetition.
+      const above = (xs) => (xs ? xs.slice(0, fl.length).map((x, i) => x - fl[i]) : null);
+      rows.push(`| 3. reference: the same answer line written by \`cat\` (pipes + driver only), ms; each column's time above it | ${cell(fl, 1)}; ${cols.filter((k) => v[k]?.length).map((k) => `${lab(k)} +${cell(above(v[k]), 1)}`).join('; ')} | | | | | – | – |`);
+    }
   }
   // 4. tools/list with many tools
   if (ran('4')) {

@@ -254,7 +254,7 @@ test_that("unserializable values are errors that name the type", {
   expect_true(names(intentional_json_differences)[1] == "function_values")
 })
 
-test_that("number formatting matches jsonlite for every digits setting", {
+test_that("number formatting matches jsonlite for every digits setting and at rounding boundaries", {
   skip_if_not_installed("jsonlite")
   skip_on_cran()
   set.seed(7)
@@ -264,7 +264,18 @@ test_that("number formatting matches jsonlite for every digits setting", {
     round(runif(n / 4, -1e5, 1e5), sample(0:6, n / 4, TRUE)),
     sample(-1e4:1e4, n / 4, TRUE) / 2^sample(0:12, n / 4, TRUE)
   )
-  settings <- list(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 17, NA, I(1), I(2), I(4), I(6), I(10), I(15), I(16), I(17))
+  # Values where formatting is delicate: ties at the digits kept (decimal and
+  # binary), powers of ten and their neighbours, subnormals, integers past
+  # 2^53 and 2^64, the modp_dtoa2 / %g switch points, negative zero.
+  pow10 <- 10^(-323:308)
+  boundary <- c(
+    pow10, pow10 * (1 + .Machine$double.eps), pow10 * (1 - .Machine$double.eps / 2), 9.5 * 10^(-20:20),
+    (0:2000) * 5e-5, (0:2000) / 8, 0.5 + 0:200, 1e-5 * c(1 - 1e-15, 1, 1 + 1e-15), 2147483647 + c(-1.5, -0.5, 0, 0.5, 1),
+    5e-324, 2.2250738585072014e-308, 2^-1074 * 1:50, .Machine$double.xmax, 2^53 + (-5:5), 2^63, 2^64, 2^64 + 2^12,
+    1e19, 1e20, 1e21, 123456789012345.5, 0.1 + 0.2, 1 / 3, 2 / 3, 100 * (1:9) + 0.05, -0
+  )
+  x <- c(x, boundary, -boundary)
+  settings <- c(as.list(0:15), list(17, NA), lapply(1:17, I))
   for (d in settings) {
     expected <- as.character(jsonlite::toJSON(x, digits = d))
     opts <- list(

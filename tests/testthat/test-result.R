@@ -57,6 +57,14 @@ test_that("unserializable structured content fails when the result is built", {
   expect_error(tool_result(structured_content = new.env()), class = "mcplite_error")
 })
 
+test_that("values with no JSON mapping say what to return instead", {
+  fit <- summary(lm(mpg ~ wt, data = mtcars))
+  expect_snapshot(error = TRUE, tool_result(structured_content = fit))
+  expect_snapshot(error = TRUE, tool_result(structured_content = list(env = new.env())))
+  expect_snapshot(error = TRUE, tool_result(structured_content = list(call = quote(f(x)))))
+  expect_snapshot(error = TRUE, tool_result(structured_content = list(f = mean)))
+})
+
 test_that("is_error and meta", {
   r <- tool_result(content_text("No such file."), is_error = TRUE, meta = list(`example.com/trace` = "abc"))
   expect_true(r$is_error)

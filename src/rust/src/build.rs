@@ -90,14 +90,25 @@ impl RBuilder for SexpBuilder {
     }
 }
 
+/// Hands a finished object to an Robj (which keeps it protected), with the
+/// object protected while the Robj's bookkeeping may allocate.
+fn keep(x: SEXP) -> Robj {
+    // SAFETY: x is a live object just built; it is on the protection stack
+    // until the Robj protects it.
+    unsafe {
+        extendr_ffi::Rf_protect(x);
+        let out = Robj::from_sexp(x);
+        extendr_ffi::Rf_unprotect(1);
+        out
+    }
+}
+
 /// The named list of a tool's arguments (checked by the core first), built
 /// under error protection; `None` if R could not allocate it.
 pub fn arguments(args: Option<Val<'_>>) -> Option<Robj> {
     ffi::protected(|| {
         let x = mcplite_core::r::args::build(args, &mut SexpBuilder);
-        // SAFETY: x is the finished object; protect it in an Robj before
-        // anything else allocates.
-        unsafe { Robj::from_sexp(x) }
+        keep(x)
     })
 }
 
@@ -105,7 +116,38 @@ pub fn arguments(args: Option<Val<'_>>) -> Option<Robj> {
 pub fn value(v: Val<'_>) -> Option<Robj> {
     ffi::protected(|| {
         let x = mcplite_core::r::args::build_value(v, &mut SexpBuilder);
-        // SAFETY: as above.
-        unsafe { Robj::from_sexp(x) }
+        keep(x)
     })
+}
+
+/// An R character string holding `bytes` (JSON text our serializer wrote:
+/// no NUL). Bytes that are not UTF-8 (passed-through "bytes" strings, as
+/// jsonlite does) are replaced.
+pub fn string(bytes: &[u8]) -> std::result::Result<Robj, String> {
+    if bytes.len() > c_int::MAX as usize {
+        return Err("JSON text is larger than R's 2 GB string limit".into());
+    }
+    let lossy;
+    let bytes = match std::str::from_utf8(bytes) {
+        Ok(_) => bytes,
+        Err(_) => {
+            lossy = String::from_utf8_lossy(bytes).into_owned();
+            lossy.as_bytes()
+        }
+    };
+    ffi::protected(|| {
+        // SAFETY: the length fits an int (checked above) and the text has no
+        // NUL; the CHARSXP is protected while the vector is allocated.
+        unsafe {
+            let ch = extendr_ffi::Rf_mkCharLenCE(bytes.as_ptr() as *const _, bytes.len() as c_int, cetype_t::CE_UTF8);
+            extendr_ffi::Rf_protect(ch);
+            let x = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, 1);
+            extendr_ffi::Rf_protect(x);
+            extendr_ffi::SET_STRING_ELT(x, 0, ch);
+            let out = Robj::from_sexp(x);
+            extendr_ffi::Rf_unprotect(2);
+            out
+        }
+    })
+    .ok_or_else(|| "R could not make a string of the JSON text".to_string())
 }

@@ -52,13 +52,8 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     outcome((|| {
         sexp::set_helpers(&helpers)?;
         let o = mcplite_core::r::options::read(&Sx::borrowed(&opts))?;
-        let bytes = mcplite_core::rjson::to_json(&Sx::borrowed(&x), &o)?;
-        if bytes.len() > i32::MAX as usize {
-            return Err("JSON text is larger than R's 2 GB string limit".into());
-        }
-        // Bytes are UTF-8 (or passed-through "bytes" strings, as jsonlite does).
-        let s = String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Ok(Robj::from(s))
+        // Serialized into a reused buffer and copied once, into the R string.
+        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, build::string)?
     })())
 }
 

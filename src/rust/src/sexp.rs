@@ -99,36 +99,57 @@ unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
 #[derive(Clone)]
 pub struct Sx {
     sexp: SEXP,
+    /// R's type and vector length, read once (the serializer asks per element).
+    ty: SEXPTYPE,
+    n: usize,
     keep: Option<Rc<Robj>>,
+}
+
+/// The type and vector length (0 for non-vectors) of a live object.
+fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize) {
+    use SEXPTYPE::*;
+    // SAFETY: `sexp` is a live R object; xlength only on vector types.
+    unsafe {
+        let ty = extendr_ffi::TYPEOF(sexp);
+        let n = match ty {
+            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => extendr_ffi::Rf_xlength(sexp).max(0) as usize,
+            _ => 0,
+        };
+        (ty, n)
+    }
 }
 
 impl Sx {
     /// A view of an object the caller keeps alive for as long as this lives.
     pub fn borrowed(robj: &Robj) -> Sx {
         // SAFETY: the caller's Robj outlives the view.
-        Sx { sexp: unsafe { robj.get() }, keep: None }
+        let sexp = unsafe { robj.get() };
+        let (ty, n) = type_and_len(sexp);
+        Sx { sexp, ty, n, keep: None }
     }
 
     /// A view that keeps the object alive itself.
     pub fn owned(robj: Robj) -> Sx {
         // SAFETY: the Robj is kept alive by `keep`.
         let sexp = unsafe { robj.get() };
-        Sx { sexp, keep: Some(Rc::new(robj)) }
+        let (ty, n) = type_and_len(sexp);
+        Sx { sexp, ty, n, keep: Some(Rc::new(robj)) }
     }
 
     /// R's `NULL`.
     pub fn null() -> Sx {
         // SAFETY: R_NilValue is a global constant.
-        Sx { sexp: unsafe { extendr_ffi::R_NilValue }, keep: None }
+        Sx { sexp: unsafe { extendr_ffi::R_NilValue }, ty: SEXPTYPE::NILSXP, n: 0, keep: None }
     }
 
     fn child(&self, sexp: SEXP) -> Sx {
-        Sx { sexp, keep: self.keep.clone() }
+        let (ty, n) = type_and_len(sexp);
+        Sx { sexp, ty, n, keep: self.keep.clone() }
     }
 
+    #[inline]
     fn typeof_(&self) -> SEXPTYPE {
-        // SAFETY: sexp is a live R object.
-        unsafe { extendr_ffi::TYPEOF(self.sexp) }
+        self.ty
     }
 
     /// The object as an Robj (protected while the Robj lives).
@@ -197,15 +218,9 @@ impl RValue for Sx {
         }
     }
 
+    #[inline]
     fn len(&self) -> usize {
-        use SEXPTYPE::*;
-        match self.typeof_() {
-            // SAFETY: vector types only.
-            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => unsafe {
-                extendr_ffi::Rf_xlength(self.sexp).max(0) as usize
-            },
-            _ => 0,
-        }
+        self.n
     }
 
     fn is_s4(&self) -> bool {

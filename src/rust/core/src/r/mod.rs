@@ -16,16 +16,11 @@ pub mod options;
 pub mod result;
 pub mod spec;
 
-pub use crate::rjson::{RType, RValue};
+pub use crate::rjson::{is_na_real, RType, RValue};
 pub use args::{Formals, RBuilder, Scalar, MAX_ARG_DEPTH};
 
 /// R's `NA_integer_` and `NA` for logicals.
 pub const NA_INTEGER: i32 = i32::MIN;
-
-/// R's `NA_real_`: a NaN whose low word is 1954 (what `R_IsNA` tests).
-pub fn is_na_real(d: f64) -> bool {
-    d.is_nan() && (d.to_bits() & 0xFFFF_FFFF) == 1954
-}
 
 /// The element of list `v` whose name is exactly `name` (R's `[[` with
 /// `exact = TRUE`; `$` would also match a prefix). The first one if repeated.

@@ -9,7 +9,8 @@
 use super::escape::{write_base64, write_hex_byte, write_json_string};
 use super::names::clean_names;
 use super::number::{write_f64, write_i32, Digits};
-use super::value::{Conversion, RType, RValue};
+use super::out::put;
+use super::value::{is_na_real, Conversion, RType, RValue};
 use super::{NaOption, NullMode, Options};
 
 /// Maximum nesting of lists, data frames and arrays. jsonlite itself runs out
@@ -79,14 +80,32 @@ fn is_atomic(t: RType) -> bool {
     )
 }
 
+/// The way out offered with every "cannot convert" error: what a tool can
+/// return instead.
+const PRINTED: &str = "text from `paste(capture.output(print(x)), collapse = \"\\n\")`";
+
 fn unsupported<V: RValue>(v: &V) -> String {
     let t = v.type_name();
     match t.as_str() {
         "closure" | "builtin" | "special" => {
-            format!("cannot convert a function (R type '{t}') to JSON")
+            format!("cannot convert a function (R type '{t}') to JSON; return what it computes, or {PRINTED}")
         }
-        _ => format!("cannot convert an object of R type '{t}' to JSON"),
+        "environment" => format!(
+            "cannot convert an object of R type '{t}' to JSON; return a list of the values you need (`as.list(x)`), or {PRINTED}"
+        ),
+        "symbol" | "language" | "expression" | "pairlist" => {
+            format!("cannot convert an object of R type '{t}' to JSON; return it as text with `deparse(x)`")
+        }
+        _ => format!("cannot convert an object of R type '{t}' to JSON; return a list of the parts you need, or {PRINTED}"),
     }
+}
+
+/// A class with no JSON mapping (a model fit, a summary, ...).
+fn no_mapping(class: &str) -> String {
+    format!(
+        "cannot convert an object of class '{class}' to JSON: no mapping for that class; return a list of the parts \
+         you need, a data frame, `unclass(x)`, or {PRINTED}"
+    )
 }
 
 fn by_type<V: RValue>(v: &V) -> Result<Method, String> {
@@ -108,7 +127,9 @@ fn by_type<V: RValue>(v: &V) -> Result<Method, String> {
 fn resolve<V: RValue>(v: &V, classes: &[String]) -> Result<Method, String> {
     if v.is_s4() {
         let c = classes.first().map(String::as_str).unwrap_or("?");
-        return Err(format!("cannot convert an S4 object (class '{c}') to JSON"));
+        return Err(format!(
+            "cannot convert an S4 object (class '{c}') to JSON; return a list of the slots you need, or {PRINTED}"
+        ));
     }
     let t = v.rtype();
     for (i, c) in classes.iter().enumerate() {
@@ -138,8 +159,8 @@ fn resolve<V: RValue>(v: &V, classes: &[String]) -> Result<Method, String> {
         };
         return Ok(m);
     }
-    if let Some(last) = classes.last() {
-        return Err(format!("cannot convert an object of class '{last}' to JSON: no mapping for that class"));
+    if let Some(first) = classes.first() {
+        return Err(no_mapping(first));
     }
     if t != RType::Null && v.attr("dim").is_some() {
         return Ok(Method::Array);
@@ -185,7 +206,7 @@ enum Column<V> {
 
 struct DataFrame<V> {
     nrow: usize,
-    /// `"name":` prefixes, or `None` when the frame has no usable names
+    /// `,"name":` prefixes, or `None` when the frame has no usable names
     /// (rows are then written as arrays).
     keys: Option<Vec<Vec<u8>>>,
     cols: Vec<Column<V>>,
@@ -233,53 +254,54 @@ impl<'o> Encoder<'o> {
         self.depth -= 1;
     }
 
-    fn write_null(&mut self) {
+    /// Opens an array or object. The depth counts JSON brackets exactly, so
+    /// the text never nests deeper than [`MAX_DEPTH`] (what the validator
+    /// accepts).
+    #[inline]
+    fn open(&mut self, bracket: u8) -> Result<(), String> {
+        self.enter()?;
+        self.out.push(bracket);
+        Ok(())
+    }
+
+    #[inline]
+    fn close(&mut self, bracket: u8) {
+        self.out.push(bracket);
+        self.leave();
+    }
+
+    fn write_null(&mut self) -> Result<(), String> {
         match self.opts.null {
             NullMode::Null => self.out.extend_from_slice(b"null"),
-            NullMode::List => self.out.extend_from_slice(b"{}"),
+            NullMode::List => {
+                self.open(b'{')?;
+                self.close(b'}');
+            }
         }
+        Ok(())
     }
 
     /// asJSON(x) with collapse = TRUE.
     fn value<V: RValue>(&mut self, v: &V, classes: &[String], ctx: Ctx) -> Result<(), String> {
         match resolve(v, classes)? {
-            Method::Null => {
-                self.write_null();
-                Ok(())
-            }
+            Method::Null => self.write_null(),
             Method::List => {
                 let names = v.attr("names");
                 self.list(v, names.as_ref(), ctx)
             }
             Method::Array => self.array(v, ctx),
             Method::DataFrame => {
-                self.enter()?;
                 let df = self.data_frame(v, ctx)?;
-                self.out.push(b'[');
-                for i in 0..df.nrow {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.row(&df, i)?;
-                }
-                self.out.push(b']');
-                self.leave();
+                self.open(b'[')?;
+                self.rows(&df)?;
+                self.close(b']');
                 Ok(())
             }
-            Method::Raw => {
-                self.raw_value(v, ctx.auto_unbox);
-                Ok(())
-            }
+            Method::Raw => self.raw_value(v, ctx.auto_unbox),
             Method::Plain => match by_type(v)? {
                 Method::List => self.list(v, v.attr("names").as_ref(), ctx),
-                Method::Raw => {
-                    self.raw_value(v, ctx.auto_unbox);
-                    Ok(())
-                }
-                Method::Null => {
-                    self.write_null();
-                    Ok(())
-                }
+                Method::Raw => self.raw_value(v, ctx.auto_unbox),
+                Method::Null => self.write_null(),
                 _ => {
                     let col = self.plain_column(v, ctx)?;
                     self.vector(&col, ctx)
@@ -313,16 +335,17 @@ impl<'o> Encoder<'o> {
     }
 
     /// Raw vectors: base64 of the whole vector, one string, boxed unless unboxing.
-    fn raw_value<V: RValue>(&mut self, v: &V, unbox: bool) {
+    fn raw_value<V: RValue>(&mut self, v: &V, unbox: bool) -> Result<(), String> {
         if !unbox {
-            self.out.push(b'[');
+            self.open(b'[')?;
         }
         self.out.push(b'"');
         write_base64(&mut self.out, v.raws());
         self.out.push(b'"');
         if !unbox {
-            self.out.push(b']');
+            self.close(b']');
         }
+        Ok(())
     }
 
     /// A vector column collapsed to an array, or unboxed when it has one element.
@@ -334,28 +357,57 @@ impl<'o> Encoder<'o> {
             }
             return Ok(());
         }
-        self.out.push(b'[');
+        let cells = cells_of(col);
+        self.open(b'[')?;
+        let start = self.out.len();
         for i in 0..n {
             if i > 0 {
                 self.out.push(b',');
             }
             // jsonlite pastes an NA_character_ cell as the bare text NA.
-            if !self.elem(col, i)? {
+            if !self.cell(&cells, i)? {
                 self.out.extend_from_slice(b"NA");
             }
+            if i == PRESIZE_AFTER {
+                self.presize(start, i + 1, n);
+            }
         }
-        self.out.push(b']');
+        self.close(b']');
+        Ok(())
+    }
+
+    /// After `done` of `total` items took `out[start..]`, reserves room for
+    /// the rest at the same rate, so a large answer is not copied as it grows.
+    fn presize(&mut self, start: usize, done: usize, total: usize) {
+        let per = (self.out.len() - start) / done.max(1) + 1;
+        let rest = per.saturating_mul(total - done.min(total));
+        self.out.reserve(rest.saturating_add(rest / 32));
+    }
+
+    /// Writes the rows of a data frame, comma-separated.
+    fn rows<V: RValue>(&mut self, df: &DataFrame<V>) -> Result<(), String> {
+        let cells: Vec<Cells<'_, V>> = df.cols.iter().map(cells_of).collect();
+        let keys = df.keys.as_deref();
+        let start = self.out.len();
+        for i in 0..df.nrow {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.row_cells(&cells, keys, i)?;
+            if i == PRESIZE_AFTER {
+                self.presize(start, i + 1, df.nrow);
+            }
+        }
         Ok(())
     }
 
     fn list<V: RValue>(&mut self, v: &V, names: Option<&V>, ctx: Ctx) -> Result<(), String> {
-        self.enter()?;
         let ectx = ctx.for_elements();
         let n = v.len();
         match names {
             Some(nm) => {
                 let keys = keys_of(nm, n)?;
-                self.out.push(b'{');
+                self.open(b'{')?;
                 for (i, key) in keys.iter().enumerate() {
                     if i > 0 {
                         self.out.push(b',');
@@ -366,10 +418,10 @@ impl<'o> Encoder<'o> {
                     let cls = e.class();
                     self.value(&e, &cls, ectx)?;
                 }
-                self.out.push(b'}');
+                self.close(b'}');
             }
             None => {
-                self.out.push(b'[');
+                self.open(b'[')?;
                 for i in 0..n {
                     if i > 0 {
                         self.out.push(b',');
@@ -378,10 +430,9 @@ impl<'o> Encoder<'o> {
                     let cls = e.class();
                     self.value(&e, &cls, ectx)?;
                 }
-                self.out.push(b']');
+                self.close(b']');
             }
         }
-        self.leave();
         Ok(())
     }
 
@@ -397,17 +448,13 @@ impl<'o> Encoder<'o> {
                 return self.list(v, dn.as_ref(), ectx);
             }
             if v.rtype() == RType::Raw {
-                self.raw_value(v, false);
-                return Ok(());
+                return self.raw_value(v, false);
             }
             let col = self.plain_column(v, ectx)?;
             return self.vector(&col, ectx);
         }
-        self.enter()?;
         let plan = self.array_plan(v, dims, ectx)?;
-        self.array_level(&plan, 0, 0)?;
-        self.leave();
-        Ok(())
+        self.array_level(&plan, 0, 0)
     }
 
     fn array_plan<V: RValue>(&mut self, v: &V, dims: Vec<usize>, ectx: Ctx) -> Result<ArrayPlan<V>, String> {
@@ -448,7 +495,7 @@ impl<'o> Encoder<'o> {
     }
 
     fn array_level<V: RValue>(&mut self, p: &ArrayPlan<V>, level: usize, offset: usize) -> Result<(), String> {
-        self.out.push(b'[');
+        self.open(b'[')?;
         let d = p.dims[level];
         let st = p.strides[level];
         let last = level + 1 == p.dims.len();
@@ -465,7 +512,7 @@ impl<'o> Encoder<'o> {
                 self.array_level(p, level + 1, off)?;
             }
         }
-        self.out.push(b']');
+        self.close(b']');
         Ok(())
     }
 
@@ -648,7 +695,8 @@ impl<'o> Encoder<'o> {
                 clean_names(col_names)
                     .into_iter()
                     .map(|k| {
-                        let mut b = Vec::with_capacity(k.len() + 3);
+                        let mut b = Vec::with_capacity(k.len() + 4);
+                        b.push(b',');
                         write_json_string(&mut b, &k);
                         b.push(b':');
                         b
@@ -661,40 +709,125 @@ impl<'o> Encoder<'o> {
         Ok(DataFrame { nrow, keys, cols })
     }
 
+    /// Writes row `i` of a data frame (a one-off: [`Encoder::rows`] prepares
+    /// the columns once for all rows).
     fn row<V: RValue>(&mut self, df: &DataFrame<V>, i: usize) -> Result<(), String> {
-        match &df.keys {
+        let cells: Vec<Cells<'_, V>> = df.cols.iter().map(cells_of).collect();
+        self.row_cells(&cells, df.keys.as_deref(), i)
+    }
+
+    /// Writes row `i` from prepared columns: an object keyed by the column
+    /// names, missing fields left out, or an array when the frame has no names.
+    fn row_cells<V: RValue>(&mut self, cells: &[Cells<'_, V>], keys: Option<&[Vec<u8>]>, i: usize) -> Result<(), String> {
+        match keys {
             Some(keys) => {
-                self.out.push(b'{');
+                self.open(b'{')?;
                 let mut first = true;
-                for (col, key) in df.cols.iter().zip(keys) {
+                for (c, key) in cells.iter().zip(keys) {
                     let mark = self.out.len();
-                    if !first {
-                        self.out.push(b',');
-                    }
-                    self.out.extend_from_slice(key);
-                    if self.elem(col, i)? {
+                    // Keys carry their leading comma; the first field drops it.
+                    put(&mut self.out, if first { &key[1..] } else { key });
+                    if self.cell(c, i)? {
                         first = false;
                     } else {
                         // Missing field: jsonlite leaves it out.
                         self.out.truncate(mark);
                     }
                 }
-                self.out.push(b'}');
+                self.close(b'}');
             }
             None => {
-                self.out.push(b'[');
-                for (j, col) in df.cols.iter().enumerate() {
+                self.open(b'[')?;
+                for (j, c) in cells.iter().enumerate() {
                     if j > 0 {
                         self.out.push(b',');
                     }
-                    if !self.elem(col, i)? {
+                    if !self.cell(c, i)? {
                         self.out.extend_from_slice(b"NA");
                     }
                 }
-                self.out.push(b']');
+                self.close(b']');
             }
         }
         Ok(())
+    }
+
+    /// Writes cell `i` of a prepared column; `false` means "missing, leave it
+    /// out". The common column types are written from their data slices; the
+    /// rest go through [`Encoder::elem`].
+    #[inline(always)]
+    fn cell<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> Result<bool, String> {
+        match c {
+            Cells::Rows(..) | Cells::Other(_) => self.cell_nested(c, i),
+            _ => Ok(self.cell_flat(c, i)),
+        }
+    }
+
+    /// Nested frames and the generic path (kept out of line: they recurse).
+    #[inline(never)]
+    fn cell_nested<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> Result<bool, String> {
+        match c {
+            Cells::Rows(sub, keys) => {
+                self.row_cells(sub, *keys, i)?;
+                Ok(true)
+            }
+            Cells::Other(col) => self.elem(col, i),
+            _ => Ok(self.cell_flat(c, i)),
+        }
+    }
+
+    /// The vector column types, written from their slices (no recursion, so
+    /// this inlines into the row loop).
+    #[inline(always)]
+    fn cell_flat<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> bool {
+        let out = &mut self.out;
+        match c {
+            Cells::Dbl(s, na) => {
+                let x = s[i];
+                if x.is_finite() {
+                    write_f64(out, x, self.opts.digits);
+                    true
+                } else {
+                    write_na(out, *na, NaKind::Number(nonfinite_text(x)))
+                }
+            }
+            Cells::Int(s, na) => {
+                let x = s[i];
+                if x == NA_INTEGER {
+                    return write_na(out, *na, NaKind::Number("\"NA\""));
+                }
+                write_i32(out, x);
+                true
+            }
+            Cells::Lgl(s, na) => {
+                let x = s[i];
+                if x == NA_INTEGER {
+                    return write_na(out, *na, NaKind::Logical);
+                }
+                put(out, if x != 0 { b"true" } else { b"false" });
+                true
+            }
+            Cells::Chr(v, na) => match v.str_elt(i) {
+                Some(s) => {
+                    write_json_string(out, &s);
+                    true
+                }
+                None => write_na(out, *na, NaKind::Character),
+            },
+            Cells::Factor(codes, levels, na) => {
+                let code = codes[i];
+                let lvl = if code >= 1 { levels.get(code as usize - 1).and_then(|l| l.as_ref()) } else { None };
+                match lvl {
+                    Some(l) => {
+                        put(out, l);
+                        true
+                    }
+                    None => write_na(out, *na, NaKind::Character),
+                }
+            }
+            // Never reached: `cell` sends these to `cell_nested`.
+            Cells::Rows(..) | Cells::Other(_) => false,
+        }
     }
 
     /// Writes element `i` of a column; `false` means "missing, leave it out".
@@ -718,16 +851,7 @@ impl<'o> Encoder<'o> {
             Column::Double(v, na) => {
                 let x = v.doubles()[i];
                 if !x.is_finite() {
-                    let s = if is_r_na(x) {
-                        "\"NA\""
-                    } else if x.is_nan() {
-                        "\"NaN\""
-                    } else if x > 0.0 {
-                        "\"Inf\""
-                    } else {
-                        "\"-Inf\""
-                    };
-                    return Ok(write_na(out, *na, NaKind::Number(s)));
+                    return Ok(write_na(out, *na, NaKind::Number(nonfinite_text(x))));
                 }
                 write_f64(out, x, self.opts.digits);
             }
@@ -769,12 +893,9 @@ impl<'o> Encoder<'o> {
                 self.value(&e, &cls, *ectx)?;
             }
             Column::Rows(df) => {
-                self.enter()?;
                 self.row(df, i)?;
-                self.leave();
             }
             Column::Slices(p) => {
-                self.enter()?;
                 if p.dims.len() < 2 {
                     if !self.elem(&p.elems, i)? {
                         self.out.extend_from_slice(b"NA");
@@ -782,7 +903,6 @@ impl<'o> Encoder<'o> {
                 } else {
                     self.array_level(p, 1, i)?;
                 }
-                self.leave();
             }
             Column::Whole(v, classes, ctx) => {
                 self.value(v, classes, *ctx)?;
@@ -813,10 +933,51 @@ fn write_na(out: &mut Vec<u8>, na: Na, kind: NaKind) -> bool {
     true
 }
 
-/// R's NA_real_ is a NaN whose low word is 1954 (R_IsNA).
-fn is_r_na(x: f64) -> bool {
-    x.is_nan() && (x.to_bits() & 0xFFFF_FFFF) == 1954
+/// What jsonlite writes for a non-finite double with `na = "string"`.
+fn nonfinite_text(x: f64) -> &'static str {
+    if is_na_real(x) {
+        "\"NA\""
+    } else if x.is_nan() {
+        "\"NaN\""
+    } else if x > 0.0 {
+        "\"Inf\""
+    } else {
+        "\"-Inf\""
+    }
 }
+
+/// A column with its data fetched once, for writing many cells: the common
+/// vector types as slices (no trait call per cell), nested data frames
+/// prepared recursively, anything else through the generic [`Column`].
+enum Cells<'a, V: RValue> {
+    Lgl(&'a [i32], Na),
+    Int(&'a [i32], Na),
+    Dbl(&'a [f64], Na),
+    Chr(&'a V, Na),
+    Factor(&'a [i32], &'a [Option<Vec<u8>>], Na),
+    Rows(Vec<Cells<'a, V>>, Option<&'a [Vec<u8>]>),
+    Other(&'a Column<V>),
+}
+
+/// Prepares a column for [`Encoder::cell`]. A slice shorter than the column
+/// (an `RValue` whose accessor disagrees with its length) falls back to the
+/// generic path rather than being indexed out of bounds.
+fn cells_of<V: RValue>(col: &Column<V>) -> Cells<'_, V> {
+    let n = col_len(col);
+    match col {
+        Column::Logical(v, na) if v.logicals().len() >= n => Cells::Lgl(v.logicals(), *na),
+        Column::Integer(v, na) if v.integers().len() >= n => Cells::Int(v.integers(), *na),
+        Column::Double(v, na) if v.doubles().len() >= n => Cells::Dbl(v.doubles(), *na),
+        Column::Character(v, na) => Cells::Chr(v, *na),
+        Column::Factor(v, levels, na) if v.integers().len() >= n => Cells::Factor(v.integers(), levels, *na),
+        Column::Rows(df) => Cells::Rows(df.cols.iter().map(cells_of).collect(), df.keys.as_deref()),
+        other => Cells::Other(other),
+    }
+}
+
+/// Items written before the output buffer is sized for the rest.
+const PRESIZE_AFTER: usize = 255;
+
 
 fn numeric_column<V: RValue>(v: V, na: Na) -> Column<V> {
     if v.rtype() == RType::Integer {

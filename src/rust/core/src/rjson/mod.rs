@@ -6,6 +6,7 @@ mod encode;
 mod escape;
 mod names;
 pub mod number;
+mod out;
 mod validate;
 mod value;
 
@@ -20,7 +21,7 @@ pub use encode::MAX_DEPTH;
 pub use escape::{write_base64, write_json_string};
 pub use number::Digits;
 pub use validate::{check_compact_json, JsonFault};
-pub use value::{Conversion, RType, RValue};
+pub use value::{is_na_real, Conversion, RType, RValue};
 
 /// What an R `NULL` becomes (jsonlite's `null` argument).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,4 +70,41 @@ pub fn to_json_into<V: RValue>(x: &V, opts: &Options, out: Vec<u8>) -> Result<Ve
 /// Serializes `x` to JSON text.
 pub fn to_json<V: RValue>(x: &V, opts: &Options) -> Result<Vec<u8>, String> {
     to_json_into(x, opts, Vec::new())
+}
+
+/// Largest output buffer kept between calls of [`with_json`]; larger ones
+/// are freed after use, so a one-off huge answer does not stay resident.
+pub const SCRATCH_KEEP: usize = 16 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Serializes `x` into a per-thread buffer reused across calls and hands the
+/// text to `f` (which copies it where it belongs, e.g. into an R string).
+/// Reusing the buffer spares the page faults of fresh memory on every call,
+/// a large part of the cost of a multi-megabyte answer. Re-entrant calls get
+/// a fresh buffer.
+pub fn with_json<V: RValue, R>(x: &V, opts: &Options, f: impl FnOnce(&[u8]) -> R) -> Result<R, String> {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            let mut out = std::mem::take(&mut *buf);
+            out.clear();
+            let res = to_json_into(x, opts, out);
+            let (ret, mut back) = match res {
+                Ok(bytes) => {
+                    let r = f(&bytes);
+                    (Ok(r), bytes)
+                }
+                Err(e) => (Err(e), Vec::new()),
+            };
+            if back.capacity() > SCRATCH_KEEP {
+                back = Vec::new();
+            }
+            back.clear();
+            *buf = back;
+            ret
+        }
+        Err(_) => to_json(x, opts).map(|bytes| f(&bytes)),
+    })
 }

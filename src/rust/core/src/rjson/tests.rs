@@ -156,6 +156,16 @@ fn unsupported_values_name_their_type() {
     assert!(err(&other("externalptr")).contains("'externalptr'"));
     assert!(err(&list(vec![dbl(&[1.0])]).class(&["foo"])).contains("'foo'"));
     assert!(err(&list(vec![]).class(&["Thing"]).s4()).contains("S4"));
+    // Each says what to return instead.
+    assert_eq!(
+        err(&list(vec![dbl(&[1.0])]).class(&["summary.lm"])),
+        "cannot convert an object of class 'summary.lm' to JSON: no mapping for that class; return a list of the \
+         parts you need, a data frame, `unclass(x)`, or text from `paste(capture.output(print(x)), collapse = \"\\n\")`"
+    );
+    assert!(err(&list(vec![]).class(&["glm", "lm"])).contains("class 'glm'"));
+    assert!(err(&other("environment")).contains("`as.list(x)`"));
+    assert!(err(&other("language")).contains("`deparse(x)`"));
+    assert!(err(&other("closure")).contains("return what it computes"));
     assert!(err(&named(vec![(Some("e"), other("environment"))])).contains("environment"));
 }
 
@@ -174,4 +184,104 @@ fn deep_nesting_is_an_error_not_a_crash() {
     assert!(err(&y).contains("nested too deeply"));
     // Dropping 10k nested Rc values recursively would itself overflow; leak it.
     std::mem::forget(y);
+}
+
+/// Timing harness, not a test: `tools/cargo.sh test -p mcplite-core --release
+/// --lib -- --ignored --nocapture encoder_speed` prints the serializer's
+/// throughput on frames like bench/json's, without R in the way.
+#[test]
+#[ignore]
+fn encoder_speed() {
+    let n = 100_000usize;
+    let mut st = 0x9E3779B97F4A7C15u64;
+    let mut rnd = || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        (st >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let ids: Vec<i32> = (1..=n as i32).collect();
+    let vals: Vec<f64> = (0..n).map(|_| ((rnd() - 0.5) * 4e6).round() / 1e6).collect();
+    let groups = ["alpha", "beta", "gamma", "delta"];
+    let grp: Vec<Option<&str>> = (0..n).map(|_| Some(groups[(rnd() * 4.0) as usize])).collect();
+    let flags: Vec<Option<bool>> = (0..n).map(|_| Some(rnd() > 0.5)).collect();
+    let mixed = df(
+        vec![("id", int(&ids)), ("value", dbl(&vals)), ("group", chr(&grp)), ("flag", lgl(&flags))],
+        n as i32,
+    );
+    let a: Vec<f64> = (0..n).map(|_| rnd() * 1e4).collect();
+    let b: Vec<f64> = (0..n).map(|_| (rnd() - 0.5) * 3.0).collect();
+    let d: Vec<f64> = (0..n).map(|_| (rnd() * 100.0).round() / 100.0).collect();
+    let numeric = df(vec![("a", dbl(&a)), ("b", dbl(&b)), ("c", int(&ids)), ("d", dbl(&d))], n as i32);
+    let sv = ["alpha", "beta \"quoted\"", "gamma\n", "d\u{e9}j\u{e0} vu"];
+    let strs: Vec<Option<&str>> = (0..n).map(|_| Some(sv[(rnd() * 4.0) as usize])).collect();
+    let idv: Vec<String> = (0..n).map(|i| format!("id-{:08}", i + 1)).collect();
+    let idr: Vec<Option<&str>> = idv.iter().map(|x| Some(x.as_str())).collect();
+    let character = df(vec![("s", chr(&strs)), ("id", chr(&idr))], n as i32);
+    let text = String::from_utf8(to_json(&mixed, &Options::default()).expect("json")).expect("utf8");
+    let long = s(&text);
+    for (name, x, o) in [
+        ("mixed", &mixed, Options::default()),
+        ("numeric", &numeric, Options::default()),
+        ("numeric digits=NA", &numeric, Options { digits: Digits::Max, ..Options::default() }),
+        ("numeric I(15)", &numeric, Options { digits: Digits::Significant(15), ..Options::default() }),
+        ("character", &character, Options::default()),
+        ("long JSON text as a string", &long, Options::default()),
+    ] {
+        let mut best = f64::INFINITY;
+        let mut bytes = 0;
+        for _ in 0..15 {
+            let t = std::time::Instant::now();
+            let out = to_json(x, &o).expect("json");
+            best = best.min(t.elapsed().as_secs_f64());
+            bytes = out.len();
+        }
+        println!("{name:28} {:7.2} ms  {:6.0} MB/s  ({} bytes)", best * 1e3, bytes as f64 / best / 1e6, bytes);
+        // The same into a buffer reused between calls (no fresh pages).
+        let mut best = f64::INFINITY;
+        for _ in 0..15 {
+            let t = std::time::Instant::now();
+            with_json(x, &o, |b| assert!(!b.is_empty())).expect("json");
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        println!("{:28} {:7.2} ms  {:6.0} MB/s", "  reused buffer", best * 1e3, bytes as f64 / best / 1e6);
+    }
+    let plain = s(&"All work and no play makes Jack a dull boy. ".repeat(250_000));
+    let mut best = f64::INFINITY;
+    let mut bytes = 0;
+    for _ in 0..15 {
+        let t = std::time::Instant::now();
+        let out = to_json(&plain, &Options::default()).expect("json");
+        best = best.min(t.elapsed().as_secs_f64());
+        bytes = out.len();
+    }
+    println!("{:28} {:7.2} ms  {:6.0} MB/s  ({} bytes)", "long plain text", best * 1e3, bytes as f64 / best / 1e6, bytes);
+    // For comparison: serde_json writing the same JSON text as a string.
+    let jtext = String::from_utf8(to_json(&mixed, &Options::default()).expect("json")).expect("utf8");
+    let mut best = f64::INFINITY;
+    for _ in 0..15 {
+        let t = std::time::Instant::now();
+        let out = serde_json::to_string(&jtext).expect("serde");
+        best = best.min(t.elapsed().as_secs_f64());
+        bytes = out.len();
+    }
+    println!("{:28} {:7.2} ms  {:6.0} MB/s", "  (serde_json, same text)", best * 1e3, bytes as f64 / best / 1e6);
+    let mut best = f64::INFINITY;
+    for _ in 0..15 {
+        let t = std::time::Instant::now();
+        let v: Result<serde_json::Value, _> = serde_json::from_slice(jtext.as_bytes());
+        assert!(v.is_ok());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!("{:28} {:7.2} ms  {:6.0} MB/s", "  (serde_json parse, mixed)", best * 1e3, jtext.len() as f64 / best / 1e6);
+    for (name, x) in [("validate mixed", &mixed), ("validate long plain string", &plain), ("validate JSON-in-string", &long)] {
+        let ok = to_json(x, &Options::default()).expect("json");
+        let mut best = f64::INFINITY;
+        for _ in 0..15 {
+            let t = std::time::Instant::now();
+            assert!(check_compact_json(&ok).is_ok());
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        println!("{:28} {:7.2} ms  {:6.0} MB/s", name, best * 1e3, ok.len() as f64 / best / 1e6);
+    }
 }

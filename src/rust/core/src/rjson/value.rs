@@ -5,6 +5,11 @@
 
 use std::borrow::Cow;
 
+/// R's `NA_real_`: a NaN whose low word is 1954 (what `R_IsNA` tests).
+pub fn is_na_real(d: f64) -> bool {
+    d.is_nan() && (d.to_bits() & 0xFFFF_FFFF) == 1954
+}
+
 /// The R storage types the serializer distinguishes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RType {

@@ -7,8 +7,8 @@
 #' root class `mcplite_error` plus one specific subclass:
 #' `argument` (a bad argument value), `schema` (a schema or type helper),
 #' `content` (content blocks and results), `serialize` (a value that cannot be
-#' written as JSON), `option` (a payload option) and `tools` (the tool list
-#' given to [mcp_server()]).
+#' written as JSON), `option` (a payload option), `tools` (the tool list
+#' given to [mcp_server()]) and `workers` (its `workers` argument).
 #'
 #' @param message The message, already formatted.
 #' @param class The specific kind, without the `mcplite_error_` prefix.

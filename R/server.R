@@ -128,7 +128,7 @@
 #'   mcp_server(add_numbers, instructions = "Arithmetic helpers.")
 #' }
 #' @export
-mcp_server <- function(tools, instructions = NULL) {
+mcp_server <- function(tools, instructions = NULL, workers = 0L) {
   call <- sys.call()
   if (missing(tools)) {
     abort_mcplite("`tools` is missing; give a tool or a list of tools.",
@@ -136,9 +136,12 @@ mcp_server <- function(tools, instructions = NULL) {
     )
   }
   specs <- server_specs(tools, call)
+  # A worker evaluating the script: register the tools there, do not serve.
+  if (worker_loading()) worker_register(specs)
   check_string(instructions, "instructions", call = call, allow_null = TRUE)
   opts <- payload_options(call)
-  serve_specs(specs, instructions, opts)
+  workers <- workers_config(workers, call)
+  serve_specs(specs, instructions, opts, workers)
   invisible(NULL)
 }
 

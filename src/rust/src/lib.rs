@@ -11,6 +11,7 @@ mod otel;
 mod platform;
 mod serve;
 mod sexp;
+mod workers;
 
 use sexp::Sx;
 
@@ -64,8 +65,22 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
 /// Serve MCP on stdin/stdout until end of input.
 /// @noRd
 #[extendr]
-fn rust_serve(specs: Robj, instructions: Robj, opts: Robj, invoker: Robj, info: Robj, helpers: Robj, on_start: Robj) -> Robj {
-    outcome(sexp::set_helpers(&helpers).and_then(|_| serve::run(specs, instructions, opts, invoker, info, on_start)).map(Robj::from))
+#[allow(clippy::too_many_arguments)]
+fn rust_serve(
+    specs: Robj,
+    instructions: Robj,
+    opts: Robj,
+    invoker: Robj,
+    info: Robj,
+    helpers: Robj,
+    on_start: Robj,
+    workers: Robj,
+) -> Robj {
+    outcome(
+        sexp::set_helpers(&helpers)
+            .and_then(|_| serve::run(specs, instructions, opts, invoker, info, on_start, workers))
+            .map(Robj::from),
+    )
 }
 
 /// The process is ending (an exit finalizer): answer a call in flight.

@@ -37,3 +37,5 @@ rust_worker_tracing_start <- function() .Call(wrap__rust_worker_tracing_start)
 rust_worker_span_begin <- function(traceparent, tool) .Call(wrap__rust_worker_span_begin, traceparent, tool)
 
 rust_worker_span_end <- function(failed) .Call(wrap__rust_worker_span_end, failed)
+
+rust_worker_detach_stdio <- function() .Call(wrap__rust_worker_detach_stdio)

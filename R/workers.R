@@ -250,6 +250,7 @@ worker_tools <- function(script) {
       script
     ))
   }
+  worker_detach_stdio()
   worker_state$loading <- TRUE
   on.exit(worker_state$loading <- NULL)
   specs <- tryCatch(
@@ -271,6 +272,19 @@ worker_tools <- function(script) {
   assign(".mcplite_worker_script", script, envir = globalenv())
   worker_keep_state()
   tools
+}
+
+# A daemon the script started before mcp_server() inherited the server's
+# standard input and output (the protocol pipes). Before anything runs there,
+# point its standard output at standard error and its standard input at the
+# null device, as the server does for itself. (Daemons mcplite starts have
+# these already.)
+worker_detach_stdio <- function() {
+  if (isTRUE(worker_state$detached)) return(invisible())
+  if (!isTRUE(tryCatch(mirai::on_daemon(), error = function(e) FALSE))) return(invisible())
+  out <- rust_worker_detach_stdio()
+  worker_state$detached <- is.null(out$error)
+  invisible()
 }
 
 # Whether mcp_server() is being called by a worker evaluating the script.

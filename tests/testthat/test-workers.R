@@ -264,9 +264,9 @@ test_that("calls still running when the grace period after end of input ends are
   expect_length(out$lines, 0)
 })
 
-test_that("daemons mcplite starts never hold the protocol streams and stop with the server", {
+check_worker_streams <- function(workers) {
   skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
-  proc <- workers_server("1")
+  proc <- workers_server(workers)
   on.exit(mcp_kill(proc), add = TRUE)
   mcp_send(proc, initialize_line("2025-06-18"))
   mcp_read(proc, 1)
@@ -296,6 +296,16 @@ test_that("daemons mcplite starts never hold the protocol streams and stop with 
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   expect_true(wait_until(function() !dir.exists(file.path("/proc", worker)), timeout = 30))
+}
+
+test_that("daemons mcplite starts never hold the protocol streams and stop with the server", {
+  check_worker_streams("1")
+})
+
+test_that("daemons the script started before mcp_server() let go of the protocol streams", {
+  # They inherited the real stdin and stdout; a worker detaches from them
+  # before it evaluates the script.
+  check_worker_streams("mirai")
 })
 
 test_that("workers = \"mirai\" uses the daemons the script set up", {

@@ -90,8 +90,17 @@ fn rust_on_exit() {
     host::on_r_exit();
 }
 
+/// On a worker: point stdout at stderr and stdin at the null device, so that
+/// protocol streams inherited from a server are neither written nor held.
+/// @noRd
+#[extendr]
+fn rust_worker_detach_stdio() -> Robj {
+    outcome(platform::detach_stdio().map(|_| Robj::from(true)).map_err(|e| e.to_string()))
+}
+
 extendr_module! {
     mod mcplite;
+    fn rust_worker_detach_stdio;
     fn rust_json_parse;
     fn rust_to_json_fixed;
     fn rust_to_json;

@@ -25,7 +25,7 @@ workers_profile <- "mcplite"
 # needs. `script` and `has_mirai` are arguments so that tests can reach every
 # error.
 workers_config <- function(workers, call = sys.call(-1), script = server_script(),
-                           has_mirai = requireNamespace("mirai", quietly = TRUE)) {
+                           has_mirai = mirai_usable()) {
   own <- is.numeric(workers) && length(workers) == 1 && !is.na(workers) &&
     is.finite(workers) && workers >= 0 && workers == round(workers)
   if (!own && !identical(workers, "mirai")) {
@@ -41,7 +41,7 @@ workers_config <- function(workers, call = sys.call(-1), script = server_script(
   if (!has_mirai) {
     abort_mcplite(
       paste0(
-        "`workers` needs the mirai package, which is not installed.\n",
+        "`workers` needs the mirai package, version ", mirai_version, " or later.\n",
         "Install it with `install.packages(\"mirai\")`, or use `workers = 0`."
       ),
       class = "workers", arg = "workers", call = call
@@ -71,6 +71,14 @@ workers_config <- function(workers, call = sys.call(-1), script = server_script(
     script = script,
     options = payload_option_values()
   )
+}
+
+# The oldest mirai that mcplite's workers are tested with.
+mirai_version <- "2.7.3"
+
+mirai_usable <- function() {
+  requireNamespace("mirai", quietly = TRUE) &&
+    package_version(getNamespaceVersion("mirai")) >= mirai_version
 }
 
 # The path of the script R is running (`Rscript file`, `R -f file`), or NA.

@@ -37,7 +37,8 @@ fi
 # CRAN packages (current releases: the serializer is compared with jsonlite >= 2.0).
 Rscript --vanilla - <<'RS'
 repos <- c(CRAN = "https://cloud.r-project.org")
-need <- c(jsonlite = "2.0.0", ellmer = "0.3.0", otel = "0.2.0", S7 = "0.2.0", processx = "3.8.0", testthat = "3.1.6")
+need <- c(jsonlite = "2.0.0", ellmer = "0.3.0", otel = "0.2.0", S7 = "0.2.0", processx = "3.8.0", testthat = "3.1.6",
+          mirai = "2.7.3")
 have <- function(p, v) {
   ok <- requireNamespace(p, quietly = TRUE)
   ok && utils::packageVersion(p) >= v

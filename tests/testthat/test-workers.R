@@ -224,6 +224,22 @@ test_that("a worker that ends its process gives a tool error, and the next call 
   mcp_validate(list(ended, after), "2025-06-18", "CallToolResult")
 })
 
+test_that("a script that fails on the workers is reported at start and by every call", {
+  proc <- workers_server("1", env = c(MCPLITE_TEST_REFUSE_WORKERS = "1"))
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, modern_call(1, "add", '{"x":1,"y":2}'))
+  mcp_send(proc, modern("2", "tools/list"))
+  got <- mcp_read(proc, 2)
+  failed <- mcp_by_id(got, 1)
+  expect_true(failed$result$isError)
+  expect_match(first_text(failed), "The worker could not evaluate the server script", fixed = TRUE)
+  expect_match(first_text(failed), "this script refuses to run on a worker", fixed = TRUE)
+  expect_length(mcp_by_id(got, "2")$result$tools, 13)
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_match(out$stderr, "mcplite: a worker could not define the tools: The worker could not evaluate", fixed = TRUE)
+})
+
 test_that("cancelling a call stops it on its worker, which takes the next call; nothing is sent for it", {
   proc <- workers_server("1")
   on.exit(mcp_kill(proc), add = TRUE)

@@ -76,9 +76,14 @@ workers_config <- function(workers, call = sys.call(-1), script = server_script(
 # The oldest mirai that mcplite's workers are tested with.
 mirai_version <- "2.7.3"
 
+# Checked without loading mirai: loading it makes the otel package set up its
+# tracer provider, which must wait until the server has chosen it.
 mirai_usable <- function() {
-  requireNamespace("mirai", quietly = TRUE) &&
-    package_version(getNamespaceVersion("mirai")) >= mirai_version
+  path <- system.file(package = "mirai")
+  if (!nzchar(path)) return(FALSE)
+  version <- tryCatch(read.dcf(file.path(path, "DESCRIPTION"), fields = "Version")[1, 1],
+                      error = function(e) NA_character_)
+  !is.na(version) && package_version(version) >= mirai_version
 }
 
 # The path of the script R is running (`Rscript file`, `R -f file`), or NA.

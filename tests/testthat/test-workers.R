@@ -51,6 +51,7 @@ test_that("the server script is found in R's command line", {
 })
 
 test_that("asking for workers without mirai stops the script before it reads anything", {
+  skip_on_os("windows") # file.symlink()
   skip_if_no_mcplite_child()
   # A library path with mcplite and nothing else: mirai cannot be found.
   lib <- tempfile("lib-")

@@ -103,6 +103,7 @@ server_script <- function(args = commandArgs(FALSE)) {
 # daemons it starts inherit a null standard input and standard error as
 # their standard output. Returns the state, or a message.
 workers_start <- function(config) {
+  started <- FALSE
   tryCatch({
     state <- new.env(parent = emptyenv())
     state$config <- config
@@ -113,8 +114,9 @@ workers_start <- function(config) {
     state$own <- own
     if (own) {
       mirai::daemons(config$n, output = TRUE, .compute = config$profile)
+      started <- TRUE
     }
-    load <- internal_call("worker_tools", quote(script))
+    load <- internal_call("worker_preload", quote(script))
     preload <- mirai::everywhere(
       .expr = load, .args = list(script = config$script),
       .min = max(1L, config$n), .compute = config$profile
@@ -123,7 +125,7 @@ workers_start <- function(config) {
       # Serve only once every worker has the tools; say on stderr if the
       # script fails there (each call will then report it).
       for (value in mirai::collect_mirai(preload)) {
-        if (!is.list(value)) {
+        if (!isTRUE(value)) {
           message("mcplite: a worker could not define the tools: ", worker_failure_text(value))
           break
         }
@@ -134,7 +136,10 @@ workers_start <- function(config) {
       state$preload <- preload
     }
     state
-  }, error = function(e) conditionMessage(e))
+  }, error = function(e) {
+    if (started) tryCatch(mirai::daemons(0, .compute = config$profile), error = function(e) NULL)
+    conditionMessage(e)
+  })
 }
 
 # Submit one call. Returns TRUE, or the message of a tool error.
@@ -298,6 +303,12 @@ worker_detach_stdio <- function() {
   out <- rust_worker_detach_stdio()
   worker_state$detached <- is.null(out$error)
   invisible()
+}
+
+# Evaluate the script on a worker ahead of its first call: TRUE, or why not.
+worker_preload <- function(script) {
+  tools <- worker_tools(script)
+  if (is.character(tools)) tools else TRUE
 }
 
 # Whether mcp_server() is being called by a worker evaluating the script.

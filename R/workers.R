@@ -231,12 +231,12 @@ internal_call <- function(fun, ...) {
 
 # Run one call on a worker.
 worker_run <- function(script, name, args, options, traceparent = NULL) {
-  # The payload options the server started with: a tool_result() built here
-  # serializes exactly as in the server. (mirai's cleanup resets options
-  # after each task.)
-  base::options(options)
   tools <- worker_tools(script)
   if (is.character(tools)) return(list(ok = FALSE, message = tools))
+  # The payload options the server started with, set after the script (which
+  # may set others): a tool_result() built here serializes exactly as in the
+  # server. (mirai's cleanup resets options after each task.)
+  base::options(options)
   fun <- tools[[name]]
   if (!is.function(fun)) {
     return(list(ok = FALSE, message = sprintf(

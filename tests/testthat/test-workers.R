@@ -213,7 +213,11 @@ test_that("a worker that ends its process gives a tool error, and the next call 
   ended <- mcp_read(proc, 1)[[1]]
   expect_true(ended$result$isError)
   expect_match(first_text(ended), "Tool quitter stopped: the worker process running it ended", fixed = TRUE)
-  # The only worker is gone; a new one takes the next call.
+  # The only worker is gone; a new one takes the next calls. It evaluates the
+  # script when its first call arrives, and the server's payload options
+  # still win over the ones the script sets on workers.
+  mcp_send(proc, legacy_call(5, "structured_pi"))
+  expect_identical(mcp_read(proc, 1)[[1]]$result$structuredContent$x, 3.14)
   mcp_send(proc, legacy_call(3, "pid"))
   after <- mcp_read(proc, 1)[[1]]
   expect_false(isTRUE(after$result$isError))

@@ -122,6 +122,8 @@
 #'   machine and working directory; for remote daemons, copy the script and
 #'   its data to the same places.
 #' * `commandArgs()` on a worker is the daemon's, not the script's.
+#' * Workers draw random numbers from streams of their own, unless the script
+#'   calls [set.seed()] at top level: then every worker starts from that seed.
 #' * The payload options in force when `mcp_server()` is called are set on
 #'   the worker for every call, so a [tool_result()] built there is written
 #'   exactly as in the server; other return values are converted back in the

@@ -239,7 +239,7 @@ test_that("a script that fails on the workers is reported at start and by every 
   expect_true(failed$result$isError)
   expect_match(first_text(failed), "The worker could not evaluate the server script", fixed = TRUE)
   expect_match(first_text(failed), "this script refuses to run on a worker", fixed = TRUE)
-  expect_length(mcp_by_id(got, "2")$result$tools, 13)
+  expect_length(mcp_by_id(got, "2")$result$tools, 14)
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   expect_match(out$stderr, "mcplite: a worker could not define the tools: The worker could not evaluate", fixed = TRUE)
@@ -394,6 +394,10 @@ test_that("a traced call's span covers its time on the worker, whose spans join 
   )))
   r <- mcp_read(proc, 1)[[1]]
   expect_identical(first_text(r), "traced")
+  # Workers see the user's tracing configuration, not the value mcplite
+  # points R's otel package at for a moment while the server starts.
+  mcp_send(proc, modern_call(2, "getenv", args_json(name = "OTEL_R_TRACES_EXPORTER")))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "stderr")
   out <- mcp_close(proc)
   spans <- spans_of(out$stderr)
   by_name <- function(n) {

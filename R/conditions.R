@@ -8,7 +8,7 @@
 #' `argument` (a bad argument value), `schema` (a schema or type helper),
 #' `content` (content blocks and results), `serialize` (a value that cannot be
 #' written as JSON), `option` (a payload option), `tools` (the tool list
-#' given to [mcp_server()]) and `client` (an exchange of [mcp_client()] that
+#' given to [mcp_server()]), `workers` (its `workers` argument) and `client` (an exchange of [mcp_client()] that
 #' failed, with a finer class first: `client_rpc`, `client_exited`,
 #' `client_timeout`, `client_start`, `client_protocol`, `client_closed`).
 #'

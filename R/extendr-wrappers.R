@@ -10,7 +10,7 @@ rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
 
 rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, helpers)
 
-rust_serve <- function(specs, instructions, opts, invoker, info, helpers, on_start) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info, helpers, on_start)
+rust_serve <- function(specs, instructions, opts, invoker, info, helpers, on_start, workers) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info, helpers, on_start, workers)
 
 rust_on_exit <- function() .Call(wrap__rust_on_exit)
 
@@ -59,3 +59,11 @@ rust_json_pretty <- function(x) .Call(wrap__rust_json_pretty, x)
 rust_base64 <- function(x) .Call(wrap__rust_base64, x)
 
 rust_client_transcript <- function(ptr, on) .Call(wrap__rust_client_transcript, ptr, on)
+
+rust_worker_tracing_start <- function() .Call(wrap__rust_worker_tracing_start)
+
+rust_worker_span_begin <- function(traceparent, tool) .Call(wrap__rust_worker_span_begin, traceparent, tool)
+
+rust_worker_span_end <- function(failed) .Call(wrap__rust_worker_span_end, failed)
+
+rust_worker_detach_stdio <- function() .Call(wrap__rust_worker_detach_stdio)

@@ -34,15 +34,21 @@ condition_text <- function(cnd, name, trim = TRUE) {
 }
 
 # Serve already-validated tool specs (see src/rust/ARCHITECTURE.md).
-serve_specs <- function(specs, instructions = NULL, json_opts = list()) {
+# `workers` is NULL (calls run in this process) or what workers_config()
+# returns.
+serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers = NULL) {
   info <- list(name = "mcplite",
                version = unname(getNamespaceVersion("mcplite")))
   # If a tool ends R with quit(), R runs exit finalizers: the call in flight
   # still gets its answer.
   exit_hook <- new.env(parent = emptyenv())
   reg.finalizer(exit_hook, function(e) rust_on_exit(), onexit = TRUE)
+  if (!is.null(workers)) {
+    workers <- list(config = workers, start = workers_start, submit = workers_submit,
+                    poll = workers_poll, cancel = workers_cancel, stop = workers_stop)
+  }
   out <- rust_serve(specs, instructions, json_opts, invoke_tool, info,
-                    json_helpers(), otel_on_start)
+                    json_helpers(), otel_on_start, workers)
   if (!is.null(out[["error"]])) {
     stop(structure(
       class = c("mcplite_error_server", "mcplite_error", "error", "condition"),

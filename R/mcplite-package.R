@@ -11,7 +11,8 @@
 #' default; [tool_result()] and the [content-blocks] constructors give control
 #' over content, structured output and error reporting (see
 #' [mcplite-results]). Tools made with [ellmer::tool()] are accepted too,
-#' without ellmer having to be installed where the server runs.
+#' without ellmer having to be installed where the server runs. Slow tools
+#' can run side by side on mirai workers (`mcp_server(workers = )`).
 #'
 #' Schemas describe arguments to the client; they do not validate them or
 #' grant any permission. Each tool is responsible for checking its inputs, for

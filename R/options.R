@@ -74,3 +74,13 @@ option_digits <- function(call) {
   }
   list(digits = as.integer(v), signif = signif)
 }
+
+# The payload options as set (NULL when unset), for setting them on workers.
+payload_option_names <- c("mcplite.json.null", "mcplite.json.na",
+                          "mcplite.json.auto_unbox", "mcplite.json.digits")
+
+payload_option_values <- function() {
+  values <- lapply(payload_option_names, getOption)
+  names(values) <- payload_option_names
+  values
+}

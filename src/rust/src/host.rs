@@ -53,6 +53,19 @@ pub fn on_r_exit() {
     }
 }
 
+/// How a call ended, from what `invoke_tool()` returned (here or on a
+/// worker): `list(ok = TRUE, value)` or `list(ok = FALSE, message)`.
+pub fn read_outcome(outcome: Robj, name: &str) -> Finished<Sx> {
+    let outcome = Sx::owned(outcome);
+    let ok = field(&outcome, "ok").and_then(|o| flag1(&o)).unwrap_or(false);
+    if ok {
+        Finished::Returned(field(&outcome, "value").unwrap_or_else(Sx::null))
+    } else {
+        let message = field(&outcome, "message").and_then(|m| string1(&m));
+        Finished::Failed(message.unwrap_or_else(|| format!("Tool {name} failed.")))
+    }
+}
+
 impl ToolHost for RHost {
     type Fun = RFun;
     type Value = Sx;
@@ -73,15 +86,7 @@ impl ToolHost for RHost {
         let Some(outcome) = outcome else {
             return Started::Done(Finished::Failed(format!("Tool {name} was interrupted or aborted.")));
         };
-        // The invoker returns list(ok = TRUE, value) or list(ok = FALSE, message).
-        let outcome = Sx::owned(outcome);
-        let ok = field(&outcome, "ok").and_then(|o| flag1(&o)).unwrap_or(false);
-        Started::Done(if ok {
-            Finished::Returned(field(&outcome, "value").unwrap_or_else(Sx::null))
-        } else {
-            let message = field(&outcome, "message").and_then(|m| string1(&m));
-            Finished::Failed(message.unwrap_or_else(|| format!("Tool {name} failed.")))
-        })
+        Started::Done(read_outcome(outcome, name))
     }
 
     fn idle(&mut self) -> Idle {

@@ -12,6 +12,7 @@ mod otel;
 mod platform;
 mod serve;
 mod sexp;
+mod workers;
 
 use sexp::Sx;
 
@@ -60,8 +61,22 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
 /// Serve MCP on stdin/stdout until end of input.
 /// @noRd
 #[extendr]
-fn rust_serve(specs: Robj, instructions: Robj, opts: Robj, invoker: Robj, info: Robj, helpers: Robj, on_start: Robj) -> Robj {
-    outcome(sexp::set_helpers(&helpers).and_then(|_| serve::run(specs, instructions, opts, invoker, info, on_start)).map(Robj::from))
+#[allow(clippy::too_many_arguments)]
+fn rust_serve(
+    specs: Robj,
+    instructions: Robj,
+    opts: Robj,
+    invoker: Robj,
+    info: Robj,
+    helpers: Robj,
+    on_start: Robj,
+    workers: Robj,
+) -> Robj {
+    outcome(
+        sexp::set_helpers(&helpers)
+            .and_then(|_| serve::run(specs, instructions, opts, invoker, info, on_start, workers))
+            .map(Robj::from),
+    )
 }
 
 /// The process is ending (an exit finalizer): answer a call in flight.
@@ -71,8 +86,17 @@ fn rust_on_exit() {
     host::on_r_exit();
 }
 
+/// On a worker: point stdout at stderr and stdin at the null device, so that
+/// protocol streams inherited from a server are neither written nor held.
+/// @noRd
+#[extendr]
+fn rust_worker_detach_stdio() -> Robj {
+    outcome(platform::detach_stdio().map(|_| Robj::from(true)).map_err(|e| e.to_string()))
+}
+
 extendr_module! {
     mod mcplite;
+    fn rust_worker_detach_stdio;
     fn rust_json_parse;
     fn rust_to_json_fixed;
     fn rust_to_json;

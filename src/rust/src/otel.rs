@@ -7,6 +7,7 @@
 use extendr_api::prelude::*;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, ContextGuard, KeyValue, Value as OtelValue};
+use mcplite_core::telemetry::{Span, Telemetry};
 use opentelemetry_sdk::trace::SdkTracer;
 use std::cell::RefCell;
 
@@ -170,8 +171,75 @@ fn rust_otel_span_ids(ptr: Robj) -> Robj {
     out
 }
 
+// ---- tracing in a worker process (mcp_server(workers = )) -------------------
+
+thread_local! {
+    /// The worker process's own tracing, from the same OTEL_* variables the
+    /// server reads; set up by the first traced call.
+    static WORKER: RefCell<Option<Telemetry>> = const { RefCell::new(None) };
+    /// The span of the call running on this worker, current while it runs.
+    static WORKER_CALL: RefCell<Option<(Span, Option<ContextGuard>)>> = const { RefCell::new(None) };
+}
+
+/// On a worker: set up tracing from the environment; whether it is on.
+/// Spans that tool code starts with otel then go to this process's exporter.
+/// @noRd
+#[extendr]
+fn rust_worker_tracing_start() -> bool {
+    WORKER.with(|w| {
+        let mut w = w.borrow_mut();
+        if w.is_none() {
+            let telemetry = Telemetry::from_env();
+            set_tracer(telemetry.tracer().cloned());
+            *w = Some(telemetry);
+        }
+        w.as_ref().is_some_and(Telemetry::is_enabled)
+    })
+}
+
+/// On a worker: open the call's span as a child of the server span named by
+/// `traceparent`, and make it current. Whether a span was opened.
+/// @noRd
+#[extendr]
+fn rust_worker_span_begin(traceparent: &str, tool: &str) -> bool {
+    end_worker_call(false);
+    WORKER.with(|w| {
+        let w = w.borrow();
+        let Some(telemetry) = w.as_ref().filter(|t| t.is_enabled()) else { return false };
+        let span = telemetry.begin_worker_call(tool, traceparent);
+        let guard = telemetry.enter(&span);
+        WORKER_CALL.with(|c| *c.borrow_mut() = Some((span, guard)));
+        true
+    })
+}
+
+/// On a worker: close the call's span and export it.
+/// @noRd
+#[extendr]
+fn rust_worker_span_end(failed: bool) {
+    end_worker_call(failed);
+}
+
+fn end_worker_call(failed: bool) {
+    let Some((span, guard)) = WORKER_CALL.with(|c| c.borrow_mut().take()) else { return };
+    // Spans the tool activated and left open are no longer current.
+    ACTIVE.with(|a| {
+        let mut a = a.borrow_mut();
+        while a.pop().is_some() {}
+    });
+    drop(guard);
+    WORKER.with(|w| {
+        if let Some(telemetry) = w.borrow_mut().as_mut() {
+            telemetry.end_worker_call(span, failed);
+        }
+    });
+}
+
 extendr_module! {
     mod otel;
+    fn rust_worker_tracing_start;
+    fn rust_worker_span_begin;
+    fn rust_worker_span_end;
     fn rust_otel_start_span;
     fn rust_otel_span_set_attributes;
     fn rust_otel_span_add_event;

@@ -5,6 +5,7 @@ use crate::ffi;
 use crate::host::{self, RFun, RHost};
 use crate::platform::StdioGuard;
 use crate::sexp::Sx;
+use crate::workers::WorkerHost;
 use extendr_api::prelude::*;
 use mcplite_core::r::{field, string1, Formals};
 use mcplite_core::telemetry::{diag, Telemetry};
@@ -69,6 +70,7 @@ fn list_len(x: &Sx) -> usize {
 
 /// Serve; returns how serving ended ("end of input", "output closed",
 /// "interrupted").
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     specs: Robj,
     instructions: Robj,
@@ -76,6 +78,7 @@ pub fn run(
     invoker: Robj,
     info: Robj,
     on_start: Robj,
+    workers: Robj,
 ) -> std::result::Result<&'static str, String> {
     let _serving = Serving::start()?;
     let tools = tools(&specs)?;
@@ -96,8 +99,27 @@ pub fn run(
         diag("mcplite: waiting for an MCP client to talk JSON-RPC on standard input (this script is an MCP server); press Ctrl-C to stop it.");
     }
     host::set_exit_output(guard.output().try_clone().ok());
-    let mut host = RHost { invoker, input_is_terminal: guard.input_is_terminal() };
-    let ending = serve(BufReader::with_capacity(1 << 16, input), guard.output(), &mut server, &mut host, &mut telemetry);
+    let input = BufReader::with_capacity(1 << 16, input);
+    let ending = if workers.is_null() {
+        let mut host = RHost { invoker, input_is_terminal: guard.input_is_terminal() };
+        serve(input, guard.output(), &mut server, &mut host, &mut telemetry)
+    } else {
+        // Daemons start only now, with the guard in place: they inherit a
+        // null standard input and standard error as their standard output,
+        // and never the protocol pipes (close-on-exec).
+        match WorkerHost::start(&workers, guard.input_is_terminal()) {
+            Ok(mut host) => {
+                let ending = serve(input, guard.output(), &mut server, &mut host, &mut telemetry);
+                host.stop();
+                ending
+            }
+            Err(e) => {
+                host::set_exit_output(None);
+                crate::otel::set_tracer(None);
+                return Err(e);
+            }
+        }
+    };
     host::set_exit_output(None);
     crate::otel::set_tracer(None);
     telemetry.shutdown();

@@ -29,6 +29,14 @@ const IDLE_TICK: Duration = Duration::from_millis(100);
 /// How long calls still running at end of input may take to finish.
 pub const END_GRACE: Duration = Duration::from_secs(10);
 
+/// While calls run on workers, the server waits for input between looks at
+/// the host; the wait starts at `WORKER_LOOK_MIN` and doubles while nothing
+/// happens, up to `WORKER_LOOK_MAX`. A short call is answered soon after it
+/// finishes, and a long one costs little CPU to watch (input always wakes the
+/// server at once).
+pub const WORKER_LOOK_MIN: Duration = Duration::from_micros(50);
+pub const WORKER_LOOK_MAX: Duration = Duration::from_millis(2);
+
 /// Why serving ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -212,6 +220,7 @@ where
     let mut s = Session::new(output, server, host, telemetry);
     let rx = spawn_reader(input, s.cancelled.clone())?;
     let mut end_of_input: Option<Instant> = None;
+    let mut look = WORKER_LOOK_MIN;
     loop {
         if s.output_closed {
             return Ok(Ending::OutputClosed);
@@ -230,14 +239,22 @@ where
         }
         // Answers that are ready go first.
         if !s.running.is_empty() && s.poll(Duration::ZERO) {
+            look = WORKER_LOOK_MIN;
             continue;
         }
-        let wait = if s.running.is_empty() { IDLE_TICK } else { Duration::from_millis(2) };
+        let wait = if s.running.is_empty() { IDLE_TICK } else { look };
         match rx.recv_timeout(wait) {
-            Ok(item) => s.process(item?),
+            Ok(item) => {
+                s.process(item?);
+                look = WORKER_LOOK_MIN;
+            }
             Err(RecvTimeoutError::Timeout) => {
-                if s.running.is_empty() && s.host.idle() == Idle::Stop {
-                    return Ok(Ending::Stopped);
+                if s.running.is_empty() {
+                    if s.host.idle() == Idle::Stop {
+                        return Ok(Ending::Stopped);
+                    }
+                } else {
+                    look = (look * 2).min(WORKER_LOOK_MAX);
                 }
             }
             Err(RecvTimeoutError::Disconnected) => end_of_input = Some(Instant::now()),

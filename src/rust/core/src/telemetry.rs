@@ -363,6 +363,39 @@ impl Telemetry {
         span.end();
     }
 
+    /// In a worker process: open the span of one tool call as a child of
+    /// the server span named by `traceparent` (W3C; a malformed value makes
+    /// it a root). Spans that tool code starts while it is current become its
+    /// children.
+    pub fn begin_worker_call(&self, tool: &str, traceparent: &str) -> Span {
+        let Some(active) = self.active.as_ref() else { return Span(None) };
+        let parent = context_from(&[("traceparent", traceparent)]);
+        let span = active
+            .tracer
+            .span_builder(format!("execute_tool {tool}"))
+            .with_kind(SpanKind::Internal)
+            .with_attributes([
+                KeyValue::new("gen_ai.operation.name", "execute_tool"),
+                KeyValue::new("gen_ai.tool.name", tool.to_string()),
+            ])
+            .start_with_context(&active.tracer, &parent);
+        Span(Some(parent.with_span(span)))
+    }
+
+    /// Close a worker call's span (an error status when the tool failed) and
+    /// export it at once: a worker process may be stopped at any time.
+    pub fn end_worker_call(&mut self, span: Span, failed: bool) {
+        let Some(cx) = span.0 else { return };
+        if failed {
+            cx.span().set_attribute(KeyValue::new("error.type", "tool_error"));
+            cx.span().set_status(Status::error(""));
+        }
+        cx.span().end();
+        if let Some(a) = self.active.as_ref() {
+            let _ = a.provider.force_flush();
+        }
+    }
+
     /// Export what is pending and stop, within [`SHUTDOWN_BUDGET`] whatever
     /// the exporter does: a collector that never answers must not keep the
     /// process alive after its last answer.
@@ -389,16 +422,20 @@ impl Drop for Telemetry {
 /// The remote parent from `params._meta.traceparent` / `tracestate`; malformed
 /// values give an empty context (the span becomes a root).
 fn remote_parent(msg: &Message) -> Context {
+    let fields: Vec<(&str, &str)> = ["traceparent", "tracestate"]
+        .into_iter()
+        .filter_map(|key| msg.meta_field(key).and_then(|v| v.as_str()).map(|s| (key, s)))
+        .collect();
+    context_from(&fields)
+}
+
+/// A remote parent from W3C trace context fields; empty if there are none.
+fn context_from(fields: &[(&str, &str)]) -> Context {
     use opentelemetry::propagation::TextMapPropagator;
-    let mut carrier = HashMap::new();
-    for key in ["traceparent", "tracestate"] {
-        if let Some(s) = msg.meta_field(key).and_then(|v| v.as_str()) {
-            carrier.insert(key.to_string(), s.to_string());
-        }
-    }
-    if carrier.is_empty() {
+    if fields.is_empty() {
         return Context::new();
     }
+    let carrier: HashMap<String, String> = fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     TraceContextPropagator::new().extract_with_context(&Context::new(), &carrier)
 }
 

@@ -337,3 +337,49 @@ fn truthful_errors_for_what_the_reader_cannot_hold() {
     )]);
     assert_eq!(r[0]["result"]["resultType"], json!("complete"));
 }
+
+/// Input that gives `bytes`, then stays open (as a client's pipe does) until
+/// `open_for` has passed, then ends.
+struct OpenInput {
+    bytes: std::io::Cursor<Vec<u8>>,
+    until: std::time::Instant,
+}
+
+impl std::io::Read for OpenInput {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.bytes.read(buf)?;
+        if n > 0 {
+            return Ok(n);
+        }
+        let now = std::time::Instant::now();
+        if now < self.until {
+            std::thread::sleep(self.until - now);
+        }
+        Ok(0)
+    }
+}
+
+#[test]
+fn watching_a_long_worker_call_costs_few_looks() {
+    use std::time::{Duration, Instant};
+    let mut host = TestHost::default();
+    let mut server = server(&["timed_echo", "echo"]);
+    let lines = format!(
+        "{}\n{}\n",
+        format_args!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"timed_echo","arguments":{{"ms":300}},{M}}}}}"#),
+        format_args!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
+    );
+    let input = OpenInput { bytes: std::io::Cursor::new(lines.into_bytes()), until: Instant::now() + Duration::from_millis(400) };
+    let mut out = Vec::new();
+    let ending = serve(std::io::BufReader::new(input), &mut out, &mut server, &mut host, &mut Telemetry::from_provider(None)).unwrap();
+    assert_eq!(ending, Ending::EndOfInput);
+    let text = String::from_utf8(out).unwrap();
+    let ids: Vec<Value> = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
+    assert_eq!(ids, [json!(2), json!(1)], "the quick call is answered first: {text}");
+    // 300 ms of a running call with the input open: the server looks at the
+    // host about every WORKER_LOOK_MAX once nothing happens (150 looks),
+    // not every WORKER_LOOK_MIN (6000).
+    let bound = (300 / mcplite_core::serve::WORKER_LOOK_MAX.as_millis() as usize) * 2 + 50;
+    assert!(host.polls <= bound, "{} looks at the host while one call ran 300 ms (bound {bound})", host.polls);
+    assert!(host.polls >= 2);
+}

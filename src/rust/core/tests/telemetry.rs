@@ -14,6 +14,12 @@ use std::sync::{Arc, Mutex};
 
 /// Serve `lines` with tracing into a buffer; return (stdout text, spans).
 fn traced(lines: &[&str]) -> (String, Vec<Value>) {
+    let (stdout, spans, _) = traced_with(lines);
+    (stdout, spans)
+}
+
+/// A telemetry exporting into a buffer, and the buffer.
+fn buffered() -> (Telemetry, Arc<Mutex<Vec<u8>>>) {
     let buf: Arc<Mutex<Vec<u8>>> = Arc::new(Mutex::new(Vec::new()));
     struct Shared(Arc<Mutex<Vec<u8>>>);
     impl Write for Shared {
@@ -27,20 +33,12 @@ fn traced(lines: &[&str]) -> (String, Vec<Value>) {
     }
     let sink: Arc<Mutex<dyn Write + Send>> = Arc::new(Mutex::new(Shared(buf.clone())));
     let provider = SdkTracerProvider::builder().with_simple_exporter(JsonLinesExporter::new(sink)).build();
-    let mut telemetry = Telemetry::from_provider(Some(provider));
-    let mut server = Server::new(
-        vec![tool("echo"), tool("fail"), tool("later_echo")],
-        None,
-        ServerInfo { name: "s".into(), version: "1".into() },
-        Options::default(),
-    )
-    .unwrap();
-    let mut out = Vec::new();
-    serve(std::io::Cursor::new(lines.join("\n").into_bytes()), &mut out, &mut server, &mut TestHost::default(), &mut telemetry).unwrap();
-    telemetry.shutdown();
+    (Telemetry::from_provider(Some(provider)), buf)
+}
+
+fn spans_in(buf: &Arc<Mutex<Vec<u8>>>) -> Vec<Value> {
     let text = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
-    let spans = text
-        .lines()
+    text.lines()
         .flat_map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
             let mut spans = vec![];
@@ -51,8 +49,24 @@ fn traced(lines: &[&str]) -> (String, Vec<Value>) {
             }
             spans
         })
-        .collect();
-    (String::from_utf8(out).unwrap(), spans)
+        .collect()
+}
+
+/// As `traced`, and the test host (what it was given).
+fn traced_with(lines: &[&str]) -> (String, Vec<Value>, TestHost) {
+    let (mut telemetry, buf) = buffered();
+    let mut host = TestHost::default();
+    let mut server = Server::new(
+        vec![tool("echo"), tool("fail"), tool("later_echo")],
+        None,
+        ServerInfo { name: "s".into(), version: "1".into() },
+        Options::default(),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    serve(std::io::Cursor::new(lines.join("\n").into_bytes()), &mut out, &mut server, &mut host, &mut telemetry).unwrap();
+    telemetry.shutdown();
+    (String::from_utf8(out).unwrap(), spans_in(&buf), host)
 }
 
 fn attr(span: &Value, key: &str) -> Option<String> {
@@ -110,4 +124,39 @@ fn one_server_span_per_valid_message() {
         assert!(!all.contains(secret), "span data must not contain {secret}");
     }
     assert_eq!(stdout.lines().count(), 8, "tracing does not change the answers");
+}
+
+#[test]
+fn a_worker_call_span_joins_the_server_span() {
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"later_echo","arguments":{{"polls":3}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"{TP}"}}}}}}"#
+    );
+    let (stdout, spans, host) = traced_with(&[&call]);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let server = &spans[0];
+    assert_eq!(server["name"], json!("tools/call later_echo"));
+    // The worker is told the server span, not the client's.
+    let tp = host.traceparents[0].clone().expect("a traced call passes its traceparent");
+    let server_span = server["spanId"].as_str().unwrap();
+    assert_eq!(tp, format!("00-4bf92f3577b34da6a3ce929d0e0e4736-{server_span}-01"));
+
+    // The worker process has its own telemetry.
+    let (mut worker, buf) = buffered();
+    let span = worker.begin_worker_call("later_echo", &tp);
+    worker.end_worker_call(span, true);
+    let ok = worker.begin_worker_call("later_echo", "not a traceparent");
+    worker.end_worker_call(ok, false);
+    let spans = spans_in(&buf);
+    assert_eq!(spans.len(), 2, "each span is exported when it ends: {spans:?}");
+    let joined = &spans[0];
+    assert_eq!(joined["name"], json!("execute_tool later_echo"));
+    assert_eq!(joined["kind"], json!(1), "INTERNAL kind");
+    assert_eq!(joined["traceId"], json!("4bf92f3577b34da6a3ce929d0e0e4736"));
+    assert_eq!(joined["parentSpanId"], json!(server_span));
+    assert_eq!(attr(joined, "gen_ai.tool.name").as_deref(), Some("later_echo"));
+    assert_eq!(attr(joined, "error.type").as_deref(), Some("tool_error"));
+    assert_eq!(joined["status"]["code"], json!(2));
+    let root = &spans[1];
+    assert!(root["parentSpanId"].as_str().unwrap_or("").is_empty(), "a malformed traceparent makes a root");
+    assert_ne!(root["status"]["code"], json!(2));
 }

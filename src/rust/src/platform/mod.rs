@@ -24,6 +24,10 @@
 //! Only one guard can be alive at a time; `install()` fails while another
 //! one exists.
 //!
+//! A worker process (mirai daemon) may have been started before its server
+//! installed the guard and so hold the real stdin and stdout; [`detach_stdio`]
+//! points them at the null device and stderr for good.
+//!
 //! ```ignore
 //! let mut guard = StdioGuard::install()?;            // flushes C stdio first
 //! let input = guard.take_input().expect("first take"); // real stdin, for the reader thread
@@ -75,6 +79,20 @@ pub fn flush_c_streams() {
 }
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// For a process that serves no protocol but may have inherited a server's
+/// protocol streams (a worker started before the server took them over):
+/// flush C stdio, then point stdout at stderr and stdin at the null device
+/// for good, so that nothing it or its child processes write reaches the
+/// protocol and it no longer holds the protocol pipes open. Fails while a
+/// guard is alive.
+pub fn detach_stdio() -> io::Result<()> {
+    if ACTIVE.load(Ordering::SeqCst) {
+        return Err(io::Error::new(io::ErrorKind::Other, "this process is serving"));
+    }
+    flush_c_streams();
+    imp::detach()
+}
 
 /// While alive, the process's stdout points at stderr and its stdin at the null
 /// device; the protocol uses private, non-inheritable copies of the real ones.

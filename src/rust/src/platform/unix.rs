@@ -135,3 +135,17 @@ pub(super) fn restore(saved: &mut Saved, output: &File) {
     }
     set_sigpipe(&saved.sigpipe);
 }
+
+/// Point fd 1 at stderr (the null device if there is none) and fd 0 at the
+/// null device, keeping nothing of what they were.
+pub(super) fn detach() -> io::Result<()> {
+    let null_in = null_device(false)?;
+    let null_out = if is_open(2) { None } else { Some(null_device(true)?) };
+    let out_target = null_out.as_ref().map_or(2, |f| f.as_raw_fd());
+    // SAFETY: dup2 onto 0 and 1 from descriptors that are open.
+    unsafe {
+        check(libc::dup2(out_target, 1))?;
+        check(libc::dup2(null_in.as_raw_fd(), 0))?;
+    }
+    Ok(())
+}

@@ -262,3 +262,39 @@ pub(super) fn restore(saved: &mut Saved, output: &File) {
     }
     sync_std_handles();
 }
+
+/// Point descriptor 1 at stderr (the null device if there is none) and
+/// descriptor 0 at the null device, keeping nothing of what they were; the
+/// Win32 standard handles follow.
+pub(super) fn detach() -> io::Result<()> {
+    let null_in = crt_null(O_RDONLY)?;
+    let null_out = if crt_handle(2).is_some() {
+        None
+    } else {
+        match crt_null(O_WRONLY) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                // SAFETY: closing the descriptor opened above.
+                unsafe { _close(null_in) };
+                return Err(e);
+            }
+        }
+    };
+    // SAFETY: _dup2 between descriptors that are open; the temporary null
+    // descriptors are closed afterwards.
+    let moved = unsafe {
+        let out_ok = _dup2(null_out.unwrap_or(2), 1) == 0;
+        let in_ok = _dup2(null_in, 0) == 0;
+        _close(null_in);
+        if let Some(fd) = null_out {
+            _close(fd);
+        }
+        out_ok && in_ok
+    };
+    sync_std_handles();
+    if moved {
+        Ok(())
+    } else {
+        Err(io::Error::new(io::ErrorKind::Other, "cannot redirect descriptors 0 and 1"))
+    }
+}

@@ -86,6 +86,10 @@ pub struct TestHost {
     pub running: Vec<(TaskId, usize, Finished<TV>)>,
     pub cancelled: Vec<TaskId>,
     pub traceparents: Vec<Option<String>>,
+    /// How many times `poll` was called.
+    pub polls: usize,
+    /// Calls that finish at a point in time instead: (task, when, result).
+    pub timed: Vec<(TaskId, std::time::Instant, Finished<TV>)>,
     next: TaskId,
 }
 
@@ -103,6 +107,13 @@ impl ToolHost for TestHost {
         if tool.fun == "panics" {
             panic!("a bug in a tool host");
         }
+        if let Some(kind) = tool.fun.strip_prefix("timed_") {
+            let ms = args.and_then(|a| a.get("ms")).and_then(|v| v.raw_str().parse().ok()).unwrap_or(0);
+            self.next += 1;
+            let when = std::time::Instant::now() + Duration::from_millis(ms);
+            self.timed.push((self.next, when, returns(kind, args)));
+            return Started::Running(self.next);
+        }
         if let Some(kind) = tool.fun.strip_prefix("later_") {
             let polls = args.and_then(|a| a.get("polls")).and_then(|v| v.raw_str().parse().ok()).unwrap_or(1);
             self.next += 1;
@@ -113,6 +124,12 @@ impl ToolHost for TestHost {
     }
 
     fn poll(&mut self, _wait: Duration) -> Option<(TaskId, Finished<TV>)> {
+        self.polls += 1;
+        let now = std::time::Instant::now();
+        if let Some(pos) = self.timed.iter().position(|t| t.1 <= now) {
+            let (task, _, finished) = self.timed.remove(pos);
+            return Some((task, finished));
+        }
         for r in self.running.iter_mut() {
             r.1 = r.1.saturating_sub(1);
         }
@@ -123,6 +140,7 @@ impl ToolHost for TestHost {
 
     fn cancel(&mut self, task: TaskId) {
         self.running.retain(|r| r.0 != task);
+        self.timed.retain(|r| r.0 != task);
         self.cancelled.push(task);
     }
 }

@@ -1,0 +1,347 @@
+# Tool calls on mirai workers: mcp_server(workers = n) or workers = "mirai".
+#
+# The server process keeps the protocol. Each tools/call becomes one mirai
+# task that runs worker_run() on a daemon, which answers with what
+# invoke_tool() returns there: list(ok = TRUE, value) or list(ok = FALSE,
+# message). The Rust glue (src/rust/src/workers.rs) calls the workers_*()
+# functions below through R's error protection; they never signal errors
+# (failures come back as strings).
+#
+# Tools reach the workers by name, not as closures: each worker evaluates the
+# server script once (worker_tools()), and mcp_server() called there records
+# the tools and stops the script instead of serving. So everything the script
+# sets up before mcp_server() (library() calls, data, helper functions,
+# options) exists on the worker too.
+
+# Per-process state of a worker (the daemon side).
+worker_state <- new.env(parent = emptyenv())
+
+# The compute profile of the daemons mcplite starts itself.
+workers_profile <- "mcplite"
+
+# ---- checks, in the server, before anything is read ------------------------
+
+# NULL for in-process calls (workers = 0), else the settings workers_start()
+# needs. `script` and `has_mirai` are arguments so that tests can reach every
+# error.
+workers_config <- function(workers, call = sys.call(-1), script = server_script(),
+                           has_mirai = mirai_usable()) {
+  own <- is.numeric(workers) && length(workers) == 1 && !is.na(workers) &&
+    is.finite(workers) && workers >= 0 && workers == round(workers)
+  if (!own && !identical(workers, "mirai")) {
+    abort_mcplite(
+      sprintf(
+        "`workers` must be 0, a whole number of workers to start, or \"mirai\", not %s.",
+        describe_value(workers)
+      ),
+      class = "workers", arg = "workers", call = call
+    )
+  }
+  if (own && workers == 0) return(NULL)
+  if (!has_mirai) {
+    abort_mcplite(
+      paste0(
+        "`workers` needs the mirai package, version ", mirai_version, " or later.\n",
+        "Install it with `install.packages(\"mirai\")`, or use `workers = 0`."
+      ),
+      class = "workers", arg = "workers", call = call
+    )
+  }
+  if (is.na(script)) {
+    abort_mcplite(
+      paste0(
+        "`workers` needs the server to run from a script file ",
+        "(`Rscript /path/to/server.R`): each worker evaluates that file to define the tools."
+      ),
+      class = "workers", arg = "workers", call = call
+    )
+  }
+  if (!own && !mirai::daemons_set()) {
+    abort_mcplite(
+      paste0(
+        "`workers = \"mirai\"` uses the daemons the script set up, but none are set.\n",
+        "Call `mirai::daemons()` before `mcp_server()`, or give a number of workers to start."
+      ),
+      class = "workers", arg = "workers", call = call
+    )
+  }
+  list(
+    n = if (own) as.integer(workers) else 0L,
+    profile = if (own) workers_profile else NULL,
+    script = script,
+    options = payload_option_values()
+  )
+}
+
+# The oldest mirai that mcplite's workers are tested with.
+mirai_version <- "2.7.3"
+
+# Checked without loading mirai: loading it makes the otel package set up its
+# tracer provider, which must wait until the server has chosen it.
+mirai_usable <- function() {
+  path <- system.file(package = "mirai")
+  if (!nzchar(path)) return(FALSE)
+  version <- tryCatch(read.dcf(file.path(path, "DESCRIPTION"), fields = "Version")[1, 1],
+                      error = function(e) NA_character_)
+  !is.na(version) && package_version(version) >= mirai_version
+}
+
+# The path of the script R is running (`Rscript file`, `R -f file`), or NA.
+server_script <- function(args = commandArgs(FALSE)) {
+  file <- args[startsWith(args, "--file=")]
+  if (length(file) == 0) return(NA_character_)
+  # R writes spaces in the path as "~+~".
+  path <- gsub("~+~", " ", substring(file[[1]], 8), fixed = TRUE)
+  if (!nzchar(path) || path == "-" || !file.exists(path)) return(NA_character_)
+  normalizePath(path)
+}
+
+# ---- the server side, called by the Rust glue -------------------------------
+
+# Start the daemons (workers = n) and have every worker evaluate the script.
+# Called after the server has taken over standard input and output, so the
+# daemons it starts inherit a null standard input and standard error as
+# their standard output. Returns the state, or a message.
+workers_start <- function(config) {
+  started <- FALSE
+  tryCatch({
+    state <- new.env(parent = emptyenv())
+    state$config <- config
+    state$tasks <- list()
+    state$run <- internal_call("worker_run", quote(script), quote(name), quote(args),
+                               quote(options), quote(traceparent))
+    own <- config$n > 0
+    state$own <- own
+    if (own) {
+      mirai::daemons(config$n, output = TRUE, .compute = config$profile)
+      started <- TRUE
+    }
+    load <- internal_call("worker_preload", quote(script))
+    preload <- mirai::everywhere(
+      .expr = load, .args = list(script = config$script),
+      .min = max(1L, config$n), .compute = config$profile
+    )
+    if (own) {
+      # Serve only once every worker has the tools; say on stderr if the
+      # script fails there (each call will then report it).
+      for (value in mirai::collect_mirai(preload)) {
+        if (!isTRUE(value)) {
+          message("mcplite: a worker could not define the tools: ", worker_failure_text(value))
+          break
+        }
+      }
+    } else {
+      # Daemons of the script may still be connecting: each loads the script
+      # before its first call if this has not reached it.
+      state$preload <- preload
+    }
+    state
+  }, error = function(e) {
+    if (started) tryCatch(mirai::daemons(0, .compute = config$profile), error = function(e) NULL)
+    conditionMessage(e)
+  })
+}
+
+# Submit one call. Returns TRUE, or the message of a tool error.
+workers_submit <- function(state, id, name, args, traceparent) {
+  tryCatch({
+    run <- state$run
+    m <- mirai::mirai(
+      .expr = run,
+      .args = list(script = state$config$script, name = name, args = args,
+                   options = state$config$options, traceparent = traceparent),
+      .compute = state$config$profile
+    )
+    state$tasks[[id]] <- list(mirai = m, name = name)
+    TRUE
+  }, error = function(e) {
+    sprintf("Tool %s could not be sent to a worker: %s", name, conditionMessage(e))
+  })
+}
+
+# A call that has finished, as list(id, outcome), or NULL.
+workers_poll <- function(state) {
+  for (id in names(state$tasks)) {
+    task <- state$tasks[[id]]
+    if (!mirai::unresolved(task$mirai)) {
+      state$tasks[[id]] <- NULL
+      return(list(id = id, outcome = worker_outcome(state, task)))
+    }
+  }
+  NULL
+}
+
+# Stop a call: the daemon running it is interrupted and takes the next task.
+workers_cancel <- function(state, id) {
+  task <- state$tasks[[id]]
+  if (is.null(task)) return(invisible(FALSE))
+  state$tasks[[id]] <- NULL
+  tryCatch(mirai::stop_mirai(task$mirai), error = function(e) NULL)
+  invisible(TRUE)
+}
+
+# At the end of serving: stop what still runs, and the daemons mcplite started.
+workers_stop <- function(state) {
+  for (id in names(state$tasks)) workers_cancel(state, id)
+  if (isTRUE(state$own)) {
+    tryCatch(mirai::daemons(0, .compute = state$config$profile), error = function(e) NULL)
+  }
+  invisible(NULL)
+}
+
+# What a finished task gives the core: invoke_tool()'s list, or a failure.
+worker_outcome <- function(state, task) {
+  value <- task$mirai$data
+  if (is.list(value) && !is.object(value) && is_flag(value$ok)) return(value)
+  name <- task$name
+  failed <- function(text) list(ok = FALSE, message = text)
+  if (mirai::is_mirai_interrupt(value)) {
+    return(failed(sprintf("Tool %s was interrupted.", name)))
+  }
+  if (mirai::is_error_value(value) && identical(as.integer(value), 19L)) {
+    # The daemon went away during the call (quit(), a crash, killed): start
+    # another in its place if it was one of ours.
+    if (isTRUE(state$own)) {
+      tryCatch(mirai::launch_local(1L, .compute = state$config$profile),
+               error = function(e) NULL)
+    }
+    return(failed(sprintf(
+      "Tool %s stopped: the worker process running it ended (the tool may have called quit(), or the process crashed).",
+      name
+    )))
+  }
+  failed(sprintf("Tool %s failed on its worker: %s", name, worker_failure_text(value)))
+}
+
+worker_failure_text <- function(value) {
+  if (is.character(value) && length(value) == 1) return(value)
+  if (mirai::is_mirai_error(value)) return(sub("\n+$", "", as.character(value)))
+  if (mirai::is_error_value(value)) {
+    return(sprintf("mirai reported error %d.", as.integer(value)))
+  }
+  "the worker returned nothing usable."
+}
+
+# `mcplite:::fun(...)`, built here so that it can be sent to a worker.
+internal_call <- function(fun, ...) {
+  as.call(c(list(call(":::", as.name("mcplite"), as.name(fun))), list(...)))
+}
+
+# ---- the worker side ---------------------------------------------------------
+
+# Run one call on a worker.
+worker_run <- function(script, name, args, options, traceparent = NULL) {
+  tools <- worker_tools(script)
+  if (is.character(tools)) return(list(ok = FALSE, message = tools))
+  # The payload options the server started with, set after the script (which
+  # may set others): a tool_result() built here serializes exactly as in the
+  # server. (mirai's cleanup resets options after each task.)
+  base::options(options)
+  fun <- tools[[name]]
+  if (!is.function(fun)) {
+    return(list(ok = FALSE, message = sprintf(
+      "Tool %s is not defined when the worker evaluates %s.", name, script
+    )))
+  }
+  failed <- TRUE
+  if (is.character(traceparent) && worker_trace_begin(traceparent, name)) {
+    on.exit(rust_worker_span_end(failed), add = TRUE)
+  }
+  out <- invoke_tool(fun, args, name)
+  failed <- !isTRUE(out$ok)
+  out
+}
+
+# The tools of `script` on this worker, by name: evaluated once per process
+# (again if mirai's cleanup removed what it defined). A message if the script
+# fails here.
+worker_tools <- function(script) {
+  loaded <- worker_state$tools
+  if (!is.null(loaded) && identical(worker_state$script, script) &&
+      identical(get0(".mcplite_worker_script", envir = globalenv(), inherits = FALSE), script)) {
+    return(loaded)
+  }
+  worker_state$tools <- NULL
+  if (!file.exists(script)) {
+    return(sprintf(
+      "The worker cannot read the server script %s: it must exist at that path where the workers run.",
+      script
+    ))
+  }
+  worker_detach_stdio()
+  worker_state$loading <- TRUE
+  on.exit(worker_state$loading <- NULL)
+  specs <- tryCatch(
+    {
+      source(script, local = globalenv())
+      sprintf("The server script %s did not call mcp_server() when a worker evaluated it.", script)
+    },
+    mcplite_worker_tools = function(cnd) cnd$specs,
+    error = function(e) {
+      sprintf("The worker could not evaluate the server script %s: %s",
+              script, condition_text(e, "?"))
+    }
+  )
+  if (is.character(specs)) return(specs)
+  tools <- lapply(specs, function(s) s$fun)
+  names(tools) <- vapply(specs, function(s) s$name, character(1))
+  worker_state$tools <- tools
+  worker_state$script <- script
+  assign(".mcplite_worker_script", script, envir = globalenv())
+  worker_keep_state()
+  tools
+}
+
+# A daemon the script started before mcp_server() inherited the server's
+# standard input and output (the protocol pipes). Before anything runs there,
+# point its standard output at standard error and its standard input at the
+# null device, as the server does for itself. (Daemons mcplite starts have
+# these already.)
+worker_detach_stdio <- function() {
+  if (isTRUE(worker_state$detached)) return(invisible())
+  if (!isTRUE(tryCatch(mirai::on_daemon(), error = function(e) FALSE))) return(invisible())
+  out <- rust_worker_detach_stdio()
+  worker_state$detached <- is.null(out$error)
+  invisible()
+}
+
+# Evaluate the script on a worker ahead of its first call: TRUE, or why not.
+worker_preload <- function(script) {
+  tools <- worker_tools(script)
+  if (is.character(tools)) tools else TRUE
+}
+
+# Whether mcp_server() is being called by a worker evaluating the script.
+worker_loading <- function() isTRUE(worker_state$loading)
+
+# mcp_server() on a worker: hand the tools to worker_tools() and stop the
+# script there (what follows mcp_server() runs only in the server).
+worker_register <- function(specs) {
+  stop(structure(
+    class = c("mcplite_worker_tools", "condition"),
+    list(message = "mcp_server() on a worker", call = NULL, specs = specs)
+  ))
+}
+
+# mirai cleans up after each task: globals, attached packages and options
+# that the task added are removed. What the script set up must stay, so the
+# daemon's record of its clean state is taken again, as mirai::everywhere()
+# does after its expression.
+worker_keep_state <- function() {
+  if (!isTRUE(tryCatch(mirai::on_daemon(), error = function(e) FALSE))) return(invisible())
+  snapshot <- get0("snapshot", envir = asNamespace("mirai"), mode = "function", inherits = FALSE)
+  if (is.function(snapshot)) snapshot()
+  invisible()
+}
+
+# Tracing on a worker: the call's span joins the server's trace (its parent
+# is the traceparent of the server span), and spans that tool code starts
+# with the otel package become its children. Exported the way the server
+# exports (the same OTEL_* variables, read by the worker).
+worker_trace_begin <- function(traceparent, name) {
+  if (is.null(worker_state$tracing)) {
+    worker_state$tracing <- isTRUE(rust_worker_tracing_start())
+    if (worker_state$tracing) otel_on_start(TRUE)
+  }
+  worker_state$tracing && isTRUE(rust_worker_span_begin(traceparent, name))
+}

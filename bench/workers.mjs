@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+// Benchmark of mcp_server(workers = ): the same server script
+// (servers/workers.R) run side by side with workers = 0 (every call in the
+// server process, one after another) and with mirai workers. Plain node
+// (>= 18), no npm modules. Run: node bench/workers.mjs (see bench/README.md).
+//
+// Every timing starts after the server's first answer (a server/discover), so
+// R's start-up and the daemons' start-up are not counted. Repetitions are
+// interleaved (rep 1: workers = 0, then workers = n; rep 2: ...) and ratios
+// are taken per repetition before the median. The load average is recorded
+// around every measurement: on a shared machine it says how much to trust it.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SCRIPT = path.join(HERE, 'servers', 'workers.R');
+const env = process.env;
+const int = (name, dflt) => (env[name] ? Number.parseInt(env[name], 10) : dflt);
+const num = (name, dflt) => (env[name] ? Number.parseFloat(env[name]) : dflt);
+const P = {
+  reps: int('BENCH_REPS', 3),
+  sleepCalls: int('BENCH_SLEEP_CALLS', 16),
+  sleepSeconds: num('BENCH_SLEEP_S', 0.5),
+  sleepWorkers: int('BENCH_SLEEP_WORKERS', 4),
+  cpuCalls: int('BENCH_CPU_CALLS', 8),
+  cpuSteps: int('BENCH_CPU_STEPS', 5000000),
+  cpuWorkers: int('BENCH_CPU_WORKERS', 2),
+  latency: int('BENCH_LATENCY_CALLS', 300),
+  throughputMs: int('BENCH_THROUGHPUT_MS', 2000),
+  window: int('BENCH_WINDOW', 64),
+  overheadWorkers: int('BENCH_OVERHEAD_WORKERS', 4),
+};
+const only = (env.BENCH_WORKER_SCENARIOS || 'sleep,cpu,overhead').split(',');
+const outDir = env.BENCH_OUT || path.join(HERE, 'results');
+
+const META =
+  '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}';
+const call = (name, args) => (id) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args},${META}}}`;
+const discover = (id) => `{"jsonrpc":"2.0","id":${id},"method":"server/discover","params":{${META}}}`;
+
+const now = () => Number(process.hrtime.bigint()) / 1e6; // ms
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+const median = (xs) => {
+  const s = sorted(xs);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const quantile = (xs, q) => {
+  const s = sorted(xs);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+};
+const load = () => os.loadavg()[0];
+
+class Server {
+  constructor(workers) {
+    this.workers = workers;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.stderr = '';
+  }
+  start() {
+    const childEnv = { ...env, BENCH_WORKERS: String(this.workers) };
+    for (const k of Object.keys(childEnv)) if (k.startsWith('OTEL_')) delete childEnv[k];
+    if (env.MCPLITE_LIB) childEnv.R_LIBS = env.MCPLITE_LIB;
+    this.proc = spawn('Rscript', ['--vanilla', SCRIPT], { env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.exited = new Promise((r) => this.proc.on('close', (code) => r(code)));
+    this.proc.stdin.on('error', () => {});
+    let carry = '';
+    this.proc.stdout.on('data', (buf) => {
+      const text = carry + buf.toString('utf8');
+      const lines = text.split('\n');
+      carry = lines.pop();
+      const t = now();
+      for (const l of lines) {
+        const id = JSON.parse(l).id;
+        const p = this.pending.get(id);
+        if (!p) throw new Error(`answer for unknown id ${id}: ${l.slice(0, 200)}`);
+        this.pending.delete(id);
+        p.resolve({ text: l, t, sent: p.sent });
+      }
+    });
+    this.proc.stderr.on('data', (b) => (this.stderr = (this.stderr + b.toString('utf8')).slice(-5000)));
+    this.proc.on('close', (code) => {
+      for (const [, p] of this.pending) p.reject(new Error(`server exited (${code}); stderr:\n${this.stderr}`));
+    });
+    return this;
+  }
+  request(make) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const sent = now();
+      this.pending.set(id, { resolve, reject, sent });
+      this.proc.stdin.write(make(id) + '\n');
+    });
+  }
+  async ready() {
+    const r = await this.request(discover);
+    if (!JSON.parse(r.text).result) throw new Error(`server/discover failed: ${r.text}`);
+  }
+  async close() {
+    this.proc.stdin.end();
+    return this.exited;
+  }
+}
+
+function check(r, want) {
+  const msg = JSON.parse(r.text);
+  const text = msg.result?.content?.[0]?.text;
+  if (msg.result?.isError || (want !== undefined && text !== want)) throw new Error(`unexpected answer: ${r.text.slice(0, 300)}`);
+}
+
+// All `n` calls written at once; wall time from the first write to the last answer.
+async function burst(workers, n, make, want) {
+  const srv = new Server(workers).start();
+  try {
+    await srv.ready();
+    const load0 = load();
+    const t0 = now();
+    const answers = await Promise.all(Array.from({ length: n }, () => srv.request(make)));
+    const wall = Math.max(...answers.map((a) => a.t)) - t0;
+    for (const a of answers) check(a, want);
+    return { wall, load: [load0, load()] };
+  } finally {
+    await srv.close();
+  }
+}
+
+async function overhead(workers) {
+  const srv = new Server(workers).start();
+  try {
+    await srv.ready();
+    const add = (id) => call('add', `{"x":${id},"y":1}`)(id);
+    for (let k = 0; k < 20; k++) check(await srv.request(add));
+    const load0 = load();
+    const lat = [];
+    for (let k = 0; k < P.latency; k++) {
+      const r = await srv.request(add);
+      check(r, String(JSON.parse(r.text).id + 1));
+      lat.push(r.t - r.sent);
+    }
+    // Throughput: `window` requests in flight for throughputMs.
+    let done = 0;
+    let last = 0;
+    const t0 = now();
+    await new Promise((resolve, reject) => {
+      let sent = 0;
+      const one = () => {
+        sent++;
+        srv.request(add).then((r) => {
+          done++;
+          last = r.t;
+          if (now() - t0 < P.throughputMs) one();
+          else if (done === sent) resolve();
+        }, reject);
+      };
+      for (let k = 0; k < P.window; k++) one();
+    });
+    return { p50: median(lat), p99: quantile(lat, 0.99), cps: (done / (last - t0)) * 1000, load: [load0, load()] };
+  } finally {
+    await srv.close();
+  }
+}
+
+const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
+const range = (xs, d = 2) => `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)})`;
+
+async function main() {
+  const started = new Date();
+  const results = { started: started.toISOString(), params: P, host: { cpus: os.cpus().length, model: os.cpus()[0]?.model }, rows: {} };
+  const rows = [];
+  const loads = [];
+  if (only.includes('sleep')) {
+    const base = [], par = [], ratio = [];
+    for (let rep = 0; rep < P.reps; rep++) {
+      const a = await burst(0, P.sleepCalls, call('nap', `{"seconds":${P.sleepSeconds}}`), 'slept');
+      const b = await burst(P.sleepWorkers, P.sleepCalls, call('nap', `{"seconds":${P.sleepSeconds}}`), 'slept');
+      base.push(a.wall / 1000); par.push(b.wall / 1000); ratio.push(a.wall / b.wall);
+      loads.push(...a.load, ...b.load);
+      console.error(`# sleep rep ${rep + 1}: workers=0 ${fmt(a.wall / 1000)} s, workers=${P.sleepWorkers} ${fmt(b.wall / 1000)} s`);
+    }
+    results.rows.sleep = { base, par, ratio };
+    rows.push([`${P.sleepCalls} calls of a tool sleeping ${P.sleepSeconds} s, sent at once; wall s`, range(base), `${range(par)} (${P.sleepWorkers} workers)`, `${range(ratio)}×`, '≥ 3.5×', median(ratio) >= 3.5 ? 'met' : 'not met']);
+  }
+  if (only.includes('cpu')) {
+    const base = [], par = [], ratio = [];
+    for (let rep = 0; rep < P.reps; rep++) {
+      const a = await burst(0, P.cpuCalls, call('spin', `{"n":${P.cpuSteps}}`));
+      const b = await burst(P.cpuWorkers, P.cpuCalls, call('spin', `{"n":${P.cpuSteps}}`));
+      base.push(a.wall / 1000); par.push(b.wall / 1000); ratio.push(a.wall / b.wall);
+      loads.push(...a.load, ...b.load);
+      console.error(`# cpu rep ${rep + 1}: workers=0 ${fmt(a.wall / 1000)} s, workers=${P.cpuWorkers} ${fmt(b.wall / 1000)} s`);
+    }
+    results.rows.cpu = { base, par, ratio };
+    rows.push([`${P.cpuCalls} calls of a CPU-bound tool (${P.cpuSteps} loop steps in R), sent at once; wall s`, range(base), `${range(par)} (${P.cpuWorkers} workers)`, `${range(ratio)}×`, '≥ 1.6×', median(ratio) >= 1.6 ? 'met' : 'not met']);
+  }
+  if (only.includes('overhead')) {
+    const b50 = [], w50 = [], b99 = [], w99 = [], bc = [], wc = [], extra = [];
+    for (let rep = 0; rep < P.reps; rep++) {
+      const a = await overhead(0);
+      const b = await overhead(P.overheadWorkers);
+      b50.push(a.p50); w50.push(b.p50); b99.push(a.p99); w99.push(b.p99); bc.push(a.cps); wc.push(b.cps);
+      extra.push(b.p50 - a.p50);
+      loads.push(...a.load, ...b.load);
+      console.error(`# overhead rep ${rep + 1}: p50 ${fmt(a.p50, 3)} vs ${fmt(b.p50, 3)} ms, ${fmt(a.cps, 0)} vs ${fmt(b.cps, 0)} calls/s`);
+    }
+    results.rows.overhead = { b50, w50, b99, w99, bc, wc, extra };
+    rows.push(['trivial tool (x + y), one call at a time: median latency ms', range(b50, 3), `${range(w50, 3)} (${P.overheadWorkers} workers)`, `+${range(extra, 3)} ms per call`, 'reported', '–']);
+    rows.push(['trivial tool, one call at a time: p99 latency ms', range(b99, 3), range(w99, 3), '', 'reported', '–']);
+    rows.push([`trivial tool, ${P.window} calls in flight: calls/s`, range(bc, 0), range(wc, 0), '', 'reported', '–']);
+  }
+  results.load = { min: Math.min(...loads), max: Math.max(...loads) };
+  results.seconds = (Date.now() - started.getTime()) / 1000;
+  const table = [
+    `Run ${results.started}, ${fmt(results.seconds, 0)} s; ${results.host.cpus} CPUs (${results.host.model}); 1-minute load average during the measurements: ${fmt(results.load.min)}–${fmt(results.load.max)}.`,
+    `Cells: median (min–max) over ${P.reps} interleaved repetitions; ratios per repetition, then median.`,
+    '',
+    '| Scenario | workers = 0 | with workers | speed-up | Target | Status |',
+    '| --- | ---: | ---: | ---: | --- | --- |',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+  console.log(table);
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'workers-latest.md'), table + '\n');
+  fs.writeFileSync(path.join(outDir, 'workers-latest.json'), JSON.stringify(results, null, 2) + '\n');
+}
+
+main().catch((e) => {
+  console.error(e.stack || String(e));
+  process.exit(1);
+});

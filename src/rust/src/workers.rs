@@ -1,0 +1,152 @@
+//! `ToolHost` for mirai workers (`mcp_server(workers = )`): each call is
+//! submitted as one mirai task and answered when it finishes, in any order.
+//! The R side is a handful of functions in R/workers.R (`workers_start()`,
+//! `workers_submit()`, `workers_poll()`, `workers_cancel()`,
+//! `workers_stop()`), called through `ffi::call`; none of them signals an
+//! error. A worker returns what `invoke_tool()` returns, read exactly as for
+//! the in-process host.
+
+use crate::build;
+use crate::ffi;
+use crate::host::{read_outcome, RFun};
+use crate::platform;
+use crate::sexp::Sx;
+use extendr_api::prelude::*;
+use mcplite_core::dispatch::{CallContext, Finished, Idle, Started, TaskId};
+use mcplite_core::json::Val;
+use mcplite_core::r::{field, string1};
+use mcplite_core::{Tool, ToolHost};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// How often `poll` looks again while it waits (each look is one cheap R
+/// call that asks mirai whether any running task has resolved).
+const POLL_STEP: Duration = Duration::from_millis(1);
+
+/// Runs tools on mirai daemons.
+pub struct WorkerHost {
+    state: Robj,
+    submit: Robj,
+    poll: Robj,
+    cancel: Robj,
+    stop: Robj,
+    /// Tool name of each running task.
+    running: HashMap<TaskId, String>,
+    next: TaskId,
+    /// Whether someone is typing at standard input (Ctrl-C ends serving then).
+    input_is_terminal: bool,
+    stopped: bool,
+}
+
+fn function(list: &Robj, name: &str) -> std::result::Result<Robj, String> {
+    let f = field(&Sx::borrowed(list), name).map(|f| f.robj()).filter(|f| f.is_function());
+    f.ok_or_else(|| format!("workers: `{name}` must be a function"))
+}
+
+impl WorkerHost {
+    /// Start the workers: `workers` is the list `serve_specs()` makes
+    /// (`config` and the R functions). Call only once the stdio guard is in
+    /// place: daemons started here inherit the process's standard streams.
+    pub fn start(workers: &Robj, input_is_terminal: bool) -> std::result::Result<WorkerHost, String> {
+        let config = field(&Sx::borrowed(workers), "config").map(|c| c.robj()).unwrap_or_else(|| ().into());
+        let start = function(workers, "start")?;
+        let state = ffi::call(&start, &[&config]).ok_or("cannot start the workers")?;
+        if let Some(message) = string1(&Sx::borrowed(&state)) {
+            return Err(format!("cannot start the workers: {message}"));
+        }
+        Ok(WorkerHost {
+            state,
+            submit: function(workers, "submit")?,
+            poll: function(workers, "poll")?,
+            cancel: function(workers, "cancel")?,
+            stop: function(workers, "stop")?,
+            running: HashMap::new(),
+            next: 0,
+            input_is_terminal,
+            stopped: false,
+        })
+    }
+
+    /// Stop calls still running and the daemons mcplite started.
+    pub fn stop(&mut self) {
+        if !self.stopped {
+            self.stopped = true;
+            self.running.clear();
+            let _ = ffi::call(&self.stop, &[&self.state]);
+        }
+    }
+
+    /// One look at the running tasks.
+    fn finished(&mut self) -> Option<(TaskId, Finished<Sx>)> {
+        let out = ffi::call(&self.poll, &[&self.state])?;
+        let sx = Sx::borrowed(&out);
+        let id = field(&sx, "id").and_then(|i| string1(&i))?;
+        let outcome = field(&sx, "outcome").map(|o| o.robj()).unwrap_or_else(|| ().into());
+        let task: TaskId = id.parse().ok()?;
+        let name = self.running.remove(&task).unwrap_or_default();
+        Some((task, read_outcome(outcome, &name)))
+    }
+}
+
+impl Drop for WorkerHost {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl ToolHost for WorkerHost {
+    type Fun = RFun;
+    type Value = Sx;
+
+    fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: &CallContext<'_>) -> Started<Sx> {
+        let name = tool.def.name.as_str();
+        let Some(args) = build::arguments(arguments) else {
+            return Started::Done(Finished::Failed(format!(
+                "Tool {name} received arguments too large for R to hold."
+            )));
+        };
+        self.next += 1;
+        let task = self.next;
+        let traceparent: Robj = cx.traceparent.as_deref().map(Robj::from).unwrap_or_else(|| ().into());
+        let id = Robj::from(task.to_string());
+        let sent = ffi::call(&self.submit, &[&self.state, &id, &Robj::from(name), &args, &traceparent]);
+        match sent {
+            Some(r) if r.as_bool() == Some(true) => {
+                self.running.insert(task, name.to_string());
+                Started::Running(task)
+            }
+            Some(r) => Started::Done(Finished::Failed(
+                string1(&Sx::borrowed(&r)).unwrap_or_else(|| format!("Tool {name} could not be sent to a worker.")),
+            )),
+            None => Started::Done(Finished::Failed(format!("Tool {name} could not be sent to a worker."))),
+        }
+    }
+
+    fn poll(&mut self, wait: Duration) -> Option<(TaskId, Finished<Sx>)> {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(done) = self.finished() {
+                return Some(done);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            std::thread::sleep(POLL_STEP.min(deadline - now));
+        }
+    }
+
+    fn cancel(&mut self, task: TaskId) {
+        if self.running.remove(&task).is_some() {
+            let _ = ffi::call(&self.cancel, &[&self.state, &Robj::from(task.to_string())]);
+        }
+    }
+
+    fn idle(&mut self) -> Idle {
+        if platform::take_interrupt() && self.input_is_terminal {
+            Idle::Stop
+        } else {
+            Idle::Continue
+        }
+    }
+}

@@ -1,0 +1,421 @@
+# Tool calls on mirai workers: real servers over real pipes. Overlap is
+# proven with barriers (a tool that waits for a file another call or the
+# test creates), never with timings.
+
+skip_on_cran()
+skip_if_not_installed("processx")
+skip_if_not_installed("jsonlite")
+
+# ---- checks before serving -------------------------------------------------
+
+test_that("`workers` is checked before anything is read", {
+  expect_null(workers_config(0, script = NA, has_mirai = FALSE))
+  expect_null(workers_config(0L, script = NA, has_mirai = FALSE))
+  expect_snapshot(error = TRUE, {
+    workers_config("two", script = "s.R", has_mirai = TRUE)
+    workers_config(-1, script = "s.R", has_mirai = TRUE)
+    workers_config(1.5, script = "s.R", has_mirai = TRUE)
+    workers_config(NA, script = "s.R", has_mirai = TRUE)
+    workers_config(c(1, 2), script = "s.R", has_mirai = TRUE)
+    workers_config(2, script = "s.R", has_mirai = FALSE)
+    workers_config("mirai", script = "s.R", has_mirai = FALSE)
+    workers_config(2, script = NA, has_mirai = TRUE)
+  })
+  skip_if_not_installed("mirai")
+  skip_if(mirai::daemons_set(), "this session has mirai daemons")
+  expect_snapshot(error = TRUE, workers_config("mirai", script = "s.R", has_mirai = TRUE))
+  hello <- tool(function() "hi", name = "hello", description = "Hi.")
+  expect_error(mcp_server(hello, workers = "many"), class = "mcplite_error_workers")
+})
+
+test_that("workers settings carry the script and the payload options", {
+  skip_if_not_installed("mirai")
+  old <- options(mcplite.json.digits = I(3), mcplite.json.null = NULL)
+  on.exit(options(old))
+  cfg <- workers_config(3, script = "/srv/server.R", has_mirai = TRUE)
+  expect_identical(cfg$n, 3L)
+  expect_identical(cfg$script, "/srv/server.R")
+  expect_identical(cfg$options$mcplite.json.digits, I(3))
+  expect_true("mcplite.json.null" %in% names(cfg$options))
+  expect_null(cfg$options$mcplite.json.null)
+})
+
+test_that("the server script is found in R's command line", {
+  script <- tempfile("a server ", fileext = ".R")
+  writeLines("1", script)
+  on.exit(unlink(script))
+  encoded <- gsub(" ", "~+~", script, fixed = TRUE)
+  expect_identical(server_script(c("/usr/lib/R/bin/exec/R", paste0("--file=", encoded))), normalizePath(script))
+  expect_identical(server_script(c("R", "-e", "1")), NA_character_)
+  expect_identical(server_script(c("R", "--file=/no/such/file.R")), NA_character_)
+})
+
+test_that("asking for workers without mirai stops the script before it reads anything", {
+  skip_on_os("windows") # file.symlink()
+  skip_if_no_mcplite_child()
+  # A library path with mcplite and nothing else: mirai cannot be found.
+  lib <- tempfile("lib-")
+  dir.create(lib)
+  on.exit(unlink(lib, recursive = TRUE))
+  file.symlink(system.file(package = "mcplite"), file.path(lib, "mcplite"))
+  empty <- tempfile("empty-")
+  dir.create(empty)
+  on.exit(unlink(empty, recursive = TRUE), add = TRUE)
+  script <- tempfile("server-", fileext = ".R")
+  on.exit(unlink(script), add = TRUE)
+  writeLines(c(
+    "hello <- mcplite::tool(function() 'hi', name = 'hello', description = 'Hi.')",
+    "mcplite::mcp_server(hello, workers = 2)"
+  ), script)
+  # A valid request waits on stdin; it must never be answered.
+  input <- tempfile("input-")
+  on.exit(unlink(input), add = TRUE)
+  writeLines(initialize_line("2025-06-18"), input)
+  res <- processx::run(
+    mcp_rscript(), c("--vanilla", script),
+    stdin = input, error_on_status = FALSE,
+    env = c("current", R_LIBS = lib, R_LIBS_USER = empty, R_LIBS_SITE = empty)
+  )
+  expect_false(identical(res$status, 0L))
+  expect_identical(res$stdout, "")
+  expect_match(res$stderr, "`workers` needs the mirai package", fixed = TRUE)
+})
+
+# ---- serving on workers ------------------------------------------------------
+
+workers_server <- function(workers = "2", env = NULL) {
+  skip_if_not_installed("mirai")
+  skip_if_no_mcplite_child()
+  mcp_start(mcp_fixture_server("workers-server.R"),
+            env = c(MCPLITE_TEST_WORKERS = workers, env))
+}
+
+barrier_dir <- function() {
+  dir <- tempfile("barrier-")
+  dir.create(dir)
+  normalizePath(dir)
+}
+
+args_json <- function(...) as.character(jsonlite::toJSON(list(...), auto_unbox = TRUE))
+
+# Wait (without asserting on time) until `cond()` holds; FALSE if it never does.
+wait_until <- function(cond, timeout = 60) {
+  deadline <- Sys.time() + timeout
+  while (!cond()) {
+    if (Sys.time() > deadline) return(FALSE)
+    Sys.sleep(0.01)
+  }
+  TRUE
+}
+
+ids_of <- function(responses) vapply(responses, function(r) as.character(r$id), "")
+
+test_that("calls run at once on workers, and the server keeps answering meanwhile (legacy)", {
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  a <- file.path(dir, "a")
+  b <- file.path(dir, "b")
+  mcp_send(proc, initialize_line("2025-11-25"))
+  init <- mcp_read(proc, 1)
+  # Call 1 can only finish once b exists, which only call 5 creates.
+  mcp_send(proc, legacy_call(1, "rendezvous", args_json(me = a, other = b)))
+  mcp_send(proc, rpc(2, "ping"))
+  mcp_send(proc, rpc(3, "tools/list"))
+  mcp_send(proc, legacy_call(4, "add", '{"x":1,"y":2}'))
+  meanwhile <- mcp_read(proc, 3)
+  expect_setequal(ids_of(meanwhile), c("2", "3", "4"))
+  expect_identical(first_text(mcp_by_id(meanwhile, 4)), "3")
+  expect_false(file.exists(b))
+  mcp_send(proc, legacy_call(5, "rendezvous", args_json(me = b, other = a)))
+  met <- mcp_read(proc, 2)
+  expect_setequal(ids_of(met), c("1", "5"))
+  expect_identical(first_text(mcp_by_id(met, 1)), "a met b")
+  expect_identical(first_text(mcp_by_id(met, 5)), "b met a")
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 0)
+  mcp_validate(init, "2025-11-25", "InitializeResult")
+  mcp_validate(mcp_by_id(meanwhile, 2), "2025-11-25", "EmptyResult")
+  mcp_validate(mcp_by_id(meanwhile, 3), "2025-11-25", "ListToolsResult")
+  mcp_validate(c(list(mcp_by_id(meanwhile, 4)), met), "2025-11-25", "CallToolResult")
+})
+
+test_that("calls in flight at end of input are answered before the server exits (modern)", {
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  go <- file.path(dir, "go")
+  mcp_send(proc, modern_call("x", "wait_for", args_json(path = go)))
+  mcp_send(proc, modern("d", "server/discover"))
+  mcp_send(proc, modern_call("z", "add", '{"x":2,"y":3}'))
+  early <- mcp_read(proc, 2)
+  expect_setequal(ids_of(early), c("d", "z"))
+  # End of input while x and y wait; they are released only afterwards.
+  mcp_send(proc, modern_call("y", "wait_for", args_json(path = go)))
+  close(proc$process$get_input_connection())
+  file.create(go)
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_setequal(ids_of(out$responses), c("x", "y"))
+  for (r in out$responses) expect_identical(first_text(r), "released")
+  mcp_validate(out$responses, "2026-07-28", "CallToolResult")
+  mcp_validate(mcp_by_id(early, "d"), "2026-07-28", "DiscoverResult")
+})
+
+test_that("tools use the script's top-level data, packages and options on workers", {
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  # Four calls one after another on two workers: some worker runs two, so
+  # what the script set up survives mirai's cleanup between tasks.
+  for (i in 1:4) {
+    key <- c("a", "b")[(i %% 2) + 1]
+    mcp_send(proc, legacy_call(i, "top_level", args_json(key = key)))
+    r <- mcp_read(proc, 1)[[1]]
+    expected <- sprintf("%s is %s; csv; hello", key, c(a = "alpha", b = "beta")[[key]])
+    expect_identical(first_text(r), expected)
+    expect_false(isTRUE(r$result$isError))
+  }
+  # The payload options of the server (digits = 2) hold on the worker too.
+  mcp_send(proc, legacy_call(10, "structured_pi"))
+  mcp_send(proc, legacy_call(11, "plain_pi"))
+  pis <- mcp_read(proc, 2)
+  expect_identical(mcp_by_id(pis, 10)$result$structuredContent$x, 3.14)
+  expect_match(attr(mcp_by_id(pis, 10), "json"), '"structuredContent":{"x":3.14}', fixed = TRUE)
+  expect_identical(first_text(mcp_by_id(pis, 11)), "3.14")
+  # Errors, messages and printed output behave as in the server.
+  mcp_send(proc, legacy_call(12, "fails"))
+  mcp_send(proc, legacy_call(13, "noisy"))
+  rest <- mcp_read(proc, 2)
+  fails <- mcp_by_id(rest, 12)
+  expect_true(fails$result$isError)
+  expect_identical(first_text(fails), "the worker says no")
+  expect_identical(first_text(mcp_by_id(rest, 13)), "noisy")
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_match(out$stderr, "mcplite: tool fails failed: the worker says no", fixed = TRUE)
+  expect_match(out$stderr, "printed on a worker", fixed = TRUE)
+  expect_match(out$stderr, "a message from a worker", fixed = TRUE)
+  expect_match(out$stderr, "Warning in tool noisy: a warning from a worker", fixed = TRUE)
+  mcp_validate(c(pis, rest), "2025-06-18", "CallToolResult")
+})
+
+test_that("a worker that ends its process gives a tool error, and the next call works", {
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "pid"))
+  before <- first_text(mcp_read(proc, 1)[[1]])
+  mcp_send(proc, legacy_call(2, "quitter"))
+  ended <- mcp_read(proc, 1)[[1]]
+  expect_true(ended$result$isError)
+  expect_match(first_text(ended), "Tool quitter stopped: the worker process running it ended", fixed = TRUE)
+  # The only worker is gone; a new one takes the next calls. It evaluates the
+  # script when its first call arrives, and the server's payload options
+  # still win over the ones the script sets on workers.
+  mcp_send(proc, legacy_call(5, "structured_pi"))
+  expect_identical(mcp_read(proc, 1)[[1]]$result$structuredContent$x, 3.14)
+  mcp_send(proc, legacy_call(3, "pid"))
+  after <- mcp_read(proc, 1)[[1]]
+  expect_false(isTRUE(after$result$isError))
+  expect_false(identical(first_text(after), before))
+  mcp_send(proc, legacy_call(4, "top_level", args_json(key = "a")))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "a is alpha; csv; hello")
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  mcp_validate(list(ended, after), "2025-06-18", "CallToolResult")
+})
+
+test_that("a script that fails on the workers is reported at start and by every call", {
+  proc <- workers_server("1", env = c(MCPLITE_TEST_REFUSE_WORKERS = "1"))
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, modern_call(1, "add", '{"x":1,"y":2}'))
+  mcp_send(proc, modern("2", "tools/list"))
+  got <- mcp_read(proc, 2)
+  failed <- mcp_by_id(got, 1)
+  expect_true(failed$result$isError)
+  expect_match(first_text(failed), "The worker could not evaluate the server script", fixed = TRUE)
+  expect_match(first_text(failed), "this script refuses to run on a worker", fixed = TRUE)
+  expect_length(mcp_by_id(got, "2")$result$tools, 14)
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_match(out$stderr, "mcplite: a worker could not define the tools: The worker could not evaluate", fixed = TRUE)
+})
+
+test_that("cancelling a call stops it on its worker, which takes the next call; nothing is sent for it", {
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  started <- file.path(dir, "started")
+  mcp_send(proc, initialize_line("2025-11-25"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(7, "block", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7,"reason":"test"}'))
+  # One worker only: this call is answered only if the cancelled one stopped.
+  mcp_send(proc, legacy_call(8, "add", '{"x":4,"y":5}'))
+  next_call <- mcp_read(proc, 1)[[1]]
+  expect_identical(next_call$id, 8L)
+  expect_identical(first_text(next_call), "9")
+  # The same in the modern era.
+  file.remove(started)
+  mcp_send(proc, modern_call("m7", "block", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":"m7"}'))
+  mcp_send(proc, modern_call("m8", "add", '{"x":1,"y":1}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "2")
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 0)
+  expect_false(any(c("7", "m7") %in% ids_of(lapply(out$lines, jsonlite::parse_json))))
+})
+
+test_that("calls still running when the grace period after end of input ends are dropped", {
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  started <- file.path(dir, "started")
+  mcp_send(proc, modern_call(1, "block", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  out <- mcp_close(proc, timeout = 60)
+  expect_identical(out$status, 0L)
+  expect_length(out$lines, 0)
+})
+
+check_worker_streams <- function(workers) {
+  skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
+  proc <- workers_server(workers)
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "fds"))
+  mcp_send(proc, legacy_call(2, "pid"))
+  got <- mcp_read(proc, 2)
+  fds <- jsonlite::parse_json(first_text(mcp_by_id(got, 1)))
+  worker <- as.integer(first_text(mcp_by_id(got, 2)))
+  # The server's protocol input and output: its private, close-on-exec
+  # copies of the real stdin and stdout.
+  server <- proc$process$get_pid()
+  protocol <- character()
+  for (fd in list.files(file.path("/proc", server, "fd"))) {
+    info <- readLines(file.path("/proc", server, "fdinfo", fd), warn = FALSE)
+    flags <- strtoi(sub("^flags:\\s*", "", grep("^flags:", info, value = TRUE)), 8L)
+    if (bitwAnd(flags, strtoi("2000000", 8L)) != 0) {
+      protocol <- c(protocol, Sys.readlink(file.path("/proc", server, "fd", fd)))
+    }
+  }
+  protocol <- grep("^pipe:|mcp-stdout-", protocol, value = TRUE)
+  expect_true(length(protocol) >= 2)
+  expect_identical(fds[["0"]], "/dev/null")
+  expect_identical(normalizePath(fds[["1"]]), normalizePath(proc$stderr_file))
+  links <- unlist(fds)
+  expect_false(any(links %in% protocol))
+  if (!is.null(proc$fifo)) expect_false(any(links == normalizePath(proc$fifo)))
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_true(wait_until(function() !dir.exists(file.path("/proc", worker)), timeout = 30))
+}
+
+test_that("daemons mcplite starts never hold the protocol streams and stop with the server", {
+  check_worker_streams("1")
+})
+
+test_that("daemons the script started before mcp_server() let go of the protocol streams", {
+  # They inherited the real stdin and stdout; a worker detaches from them
+  # before it evaluates the script.
+  check_worker_streams("mirai")
+})
+
+test_that("workers = \"mirai\" uses the daemons the script set up", {
+  proc <- workers_server("mirai")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  a <- file.path(dir, "a")
+  b <- file.path(dir, "b")
+  mcp_send(proc, modern_call(1, "rendezvous", args_json(me = a, other = b)))
+  mcp_send(proc, modern_call(2, "rendezvous", args_json(me = b, other = a)))
+  mcp_send(proc, modern_call(3, "top_level", args_json(key = "b")))
+  got <- mcp_read(proc, 3)
+  expect_identical(first_text(mcp_by_id(got, 1)), "a met b")
+  expect_identical(first_text(mcp_by_id(got, 2)), "b met a")
+  expect_identical(first_text(mcp_by_id(got, 3)), "b is beta; csv; hello")
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  mcp_validate(got, "2026-07-28", "CallToolResult")
+})
+
+test_that("workers = \"mirai\" works with daemons connecting over TCP", {
+  proc <- workers_server("mirai-tcp")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  a <- file.path(dir, "a")
+  b <- file.path(dir, "b")
+  mcp_send(proc, initialize_line("2024-11-05"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "rendezvous", args_json(me = a, other = b)))
+  mcp_send(proc, legacy_call(2, "rendezvous", args_json(me = b, other = a)))
+  got <- mcp_read(proc, 2)
+  expect_identical(first_text(mcp_by_id(got, 1)), "a met b")
+  expect_identical(first_text(mcp_by_id(got, 2)), "b met a")
+  mcp_send(proc, legacy_call(3, "top_level", args_json(key = "a")))
+  mcp_send(proc, legacy_call(4, "structured_pi"))
+  more <- mcp_read(proc, 2)
+  expect_identical(first_text(mcp_by_id(more, 3)), "a is alpha; csv; hello")
+  expect_identical(first_text(mcp_by_id(more, 4)), '{"x":3.14}')
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  mcp_validate(c(got, more), "2024-11-05", "CallToolResult")
+})
+
+spans_of <- function(stderr) {
+  lines <- strsplit(stderr, "\n", fixed = TRUE)[[1]]
+  lines <- lines[grepl('^\\s*\\{\\s*"resourceSpans"', lines)]
+  spans <- list()
+  for (l in lines) {
+    x <- jsonlite::parse_json(l)
+    for (rs in x$resourceSpans) for (ss in rs$scopeSpans) for (sp in ss$spans) {
+      spans[[length(spans) + 1]] <- sp
+    }
+  }
+  spans
+}
+
+test_that("a traced call's span covers its time on the worker, whose spans join the trace", {
+  skip_if_not_installed("otel")
+  proc <- workers_server("1", env = c(OTEL_R_TRACES_EXPORTER = "stderr"))
+  on.exit(mcp_kill(proc), add = TRUE)
+  tp <- "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+  mcp_send(proc, rpc(1, "tools/call", sprintf(
+    '{"name":"traced","arguments":{},%s}',
+    sub('}$', sprintf(',"traceparent":"%s"}', tp), modern_meta())
+  )))
+  r <- mcp_read(proc, 1)[[1]]
+  expect_identical(first_text(r), "traced")
+  # Workers see the user's tracing configuration, not the value mcplite
+  # points R's otel package at for a moment while the server starts.
+  mcp_send(proc, modern_call(2, "getenv", args_json(name = "OTEL_R_TRACES_EXPORTER")))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "stderr")
+  out <- mcp_close(proc)
+  spans <- spans_of(out$stderr)
+  by_name <- function(n) {
+    hit <- Filter(function(s) identical(s$name, n), spans)
+    expect_length(hit, 1)
+    hit[[1]]
+  }
+  server <- by_name("tools/call traced")
+  worker <- by_name("execute_tool traced")
+  inner <- by_name("tool work on a worker")
+  expect_identical(server$traceId, "4bf92f3577b34da6a3ce929d0e0e4736")
+  expect_identical(server$parentSpanId, "00f067aa0ba902b7")
+  expect_identical(worker$traceId, server$traceId)
+  expect_identical(worker$parentSpanId, server$spanId)
+  expect_identical(inner$traceId, server$traceId)
+  expect_identical(inner$parentSpanId, worker$spanId)
+  # The server span is open for the whole time the call runs on the worker.
+  nanos <- function(x) as.numeric(x)
+  expect_true(nanos(server$startTimeUnixNano) <= nanos(worker$startTimeUnixNano))
+  expect_true(nanos(server$endTimeUnixNano) >= nanos(worker$endTimeUnixNano))
+})

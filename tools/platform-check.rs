@@ -118,6 +118,7 @@ fn main() {
         "subject" => subject(&args[2]),
         "child" => child(&args[2]),
         "linger" => linger(&args[2]),
+        "detach" => detach(),
         _ => {
             eprintln!("unknown role {}", role);
             2
@@ -133,6 +134,24 @@ fn child(tag: &str) -> i32 {
     let mut got = Vec::new();
     let _ = io::stdin().read_to_end(&mut got);
     println!("{} stdin={}", tag, got.len());
+    0
+}
+
+/// A worker started with the protocol's pipes: lets go of them for good.
+fn detach() -> i32 {
+    println!("before-detach");
+    let _ = io::stdout().flush();
+    if let Err(e) = platform::detach_stdio() {
+        eprintln!("detach failed: {}", e);
+        return 1;
+    }
+    os::raw_write(1, b"after-detach-raw\n");
+    println!("after-detach-println");
+    c_puts("after-detach-puts");
+    platform::flush_c_streams();
+    let mut buf = [0u8; 8];
+    let n = os::raw_read(0, &mut buf);
+    eprintln!("detached-read={}", n);
     0
 }
 
@@ -478,6 +497,34 @@ fn driver(subject_program: Option<&str>) -> i32 {
         "the subject exited with status 0",
     );
     let _ = std::fs::remove_file(&marker);
+
+    // A worker that inherited the protocol pipes lets go of them.
+    let detached = Command::new(&exe)
+        .arg("detach")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            let keep_open = child.stdin.take();
+            let out = child.wait_with_output();
+            drop(keep_open);
+            out
+        });
+    match detached {
+        Ok(out) => {
+            let stdout = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+            let stderr = String::from_utf8_lossy(&out.stderr).replace("\r\n", "\n");
+            c.check(stdout == "before-detach\n", &format!("after detach_stdio() nothing reaches stdout (got {:?})", stdout));
+            for marker in ["after-detach-raw\n", "after-detach-println\n", "after-detach-puts\n"] {
+                c.check(stderr.contains(marker), &format!("after detach_stdio() stderr has {:?}", marker));
+            }
+            c.check(stderr.contains("detached-read=0"), "after detach_stdio() descriptor 0 reads end of file");
+            c.check(out.status.success(), "the detached process exited with status 0");
+        }
+        Err(e) => c.check(false, &format!("cannot run the detach role: {}", e)),
+    }
+
     println!(
         "platform-check ({}{}): {} failed",
         std::env::consts::OS,

@@ -98,7 +98,7 @@ impl ToolHost for WorkerHost {
     type Fun = RFun;
     type Value = Sx;
 
-    fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: &CallContext<'_>) -> Started<Sx> {
+    fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
         let Some(args) = build::arguments(arguments) else {
             return Started::Done(Finished::Failed(format!(

@@ -24,7 +24,7 @@ workers_profile <- "mcplite"
 # NULL for in-process calls (workers = 0), else the settings workers_start()
 # needs. `script` and `has_mirai` are arguments so that tests can reach every
 # error.
-workers_config <- function(workers, call = sys.call(-1), script = server_script(),
+workers_config <- function(workers, call = sys.call(-1), script = running_script(),
                            has_mirai = mirai_usable()) {
   own <- is.numeric(workers) && length(workers) == 1 && !is.na(workers) &&
     is.finite(workers) && workers >= 0 && workers == round(workers)
@@ -87,7 +87,7 @@ mirai_usable <- function() {
 }
 
 # The path of the script R is running (`Rscript file`, `R -f file`), or NA.
-server_script <- function(args = commandArgs(FALSE)) {
+running_script <- function(args = commandArgs(FALSE)) {
   file <- args[startsWith(args, "--file=")]
   if (length(file) == 0) return(NA_character_)
   # R writes spaces in the path as "~+~".

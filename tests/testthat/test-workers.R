@@ -45,9 +45,9 @@ test_that("the server script is found in R's command line", {
   writeLines("1", script)
   on.exit(unlink(script))
   encoded <- gsub(" ", "~+~", script, fixed = TRUE)
-  expect_identical(server_script(c("/usr/lib/R/bin/exec/R", paste0("--file=", encoded))), normalizePath(script))
-  expect_identical(server_script(c("R", "-e", "1")), NA_character_)
-  expect_identical(server_script(c("R", "--file=/no/such/file.R")), NA_character_)
+  expect_identical(running_script(c("/usr/lib/R/bin/exec/R", paste0("--file=", encoded))), normalizePath(script))
+  expect_identical(running_script(c("R", "-e", "1")), NA_character_)
+  expect_identical(running_script(c("R", "--file=/no/such/file.R")), NA_character_)
 })
 
 test_that("asking for workers without mirai stops the script before it reads anything", {

@@ -7,7 +7,7 @@
 
 use crate::ffi;
 use extendr_api::prelude::*;
-use extendr_ffi::{cetype_t, SEXPTYPE, SEXP};
+use extendr_ffi::{cetype_t, SEXP, SEXPTYPE};
 use mcplite_core::json::Val;
 use mcplite_core::r::{RBuilder, Scalar};
 use std::os::raw::c_int;
@@ -21,7 +21,13 @@ fn mkchar(s: &str) -> SEXP {
     // SAFETY: the core guarantees no NUL, and the bytes are UTF-8; the
     // length fits: a JSON line is below 4 GB and R strings hold 2^31 - 1
     // bytes, which mkCharLenCE checks (an R error, caught by `protected`).
-    unsafe { extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const _, s.len().min(c_int::MAX as usize) as c_int, cetype_t::CE_UTF8) }
+    unsafe {
+        extendr_ffi::Rf_mkCharLenCE(
+            s.as_ptr() as *const _,
+            s.len().min(c_int::MAX as usize) as c_int,
+            cetype_t::CE_UTF8,
+        )
+    }
 }
 
 impl RBuilder for SexpBuilder {

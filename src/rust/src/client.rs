@@ -56,7 +56,9 @@ fn fail(e: &ClientError, client: Option<&mut Client>) -> Robj {
         ClientError::Spawn(_) => ("spawn", None, None, None),
         ClientError::Exited { status, .. } => ("exited", None, None, *status),
         ClientError::Timeout { .. } => ("timeout", None, None, None),
-        ClientError::Rpc { code, data, .. } => ("rpc", Some(*code as f64), data.as_ref().and_then(|d| to_r(d).ok()), None),
+        ClientError::Rpc { code, data, .. } => {
+            ("rpc", Some(*code as f64), data.as_ref().and_then(|d| to_r(d).ok()), None)
+        }
         ClientError::Protocol(_) => ("protocol", None, None, None),
         ClientError::Version { .. } => ("version", None, None, None),
         ClientError::Closed => ("closed", None, None, None),
@@ -249,11 +251,8 @@ fn rust_client_state(ptr: Robj) -> Robj {
     with_client(ptr, |c| {
         let alive = c.is_alive();
         let exit = c.exit_status();
-        let stray: Vec<Robj> = c
-            .stray_lines()
-            .into_iter()
-            .map(|s| list!(at_ms = s.at_ms, text = s.text).into())
-            .collect();
+        let stray: Vec<Robj> =
+            c.stray_lines().into_iter().map(|s| list!(at_ms = s.at_ms, text = s.text).into()).collect();
         let first = c.first_response().map(|d| d.as_secs_f64() * 1000.0);
         let state = list!(
             pid = c.pid() as f64,
@@ -301,10 +300,7 @@ fn rust_client_close(ptr: Robj, grace: f64) -> Robj {
     with_client(ptr, |c| {
         let grace = seconds(grace).unwrap_or(Duration::from_secs(1));
         let status = c.close(grace);
-        let out = list!(
-            code = nullable(status.as_ref().and_then(|s| s.0)),
-            exit = nullable(status.map(|s| s.1))
-        );
+        let out = list!(code = nullable(status.as_ref().and_then(|s| s.0)), exit = nullable(status.map(|s| s.1)));
         ok(out.into())
     })
 }

@@ -10,7 +10,7 @@
 //! controls, string translation), [`call`] for evaluating R code.
 
 use extendr_api::prelude::*;
-use extendr_ffi::{cetype_t, Rboolean, SEXPTYPE, SEXP};
+use extendr_ffi::{cetype_t, Rboolean, SEXP, SEXPTYPE};
 use std::ffi::c_void;
 use std::os::raw::{c_char, c_int};
 

@@ -73,9 +73,7 @@ impl ToolHost for RHost {
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
         let Some(args) = build::arguments(arguments) else {
-            return Started::Done(Finished::Failed(format!(
-                "Tool {name} received arguments too large for R to hold."
-            )));
+            return Started::Done(Finished::Failed(format!("Tool {name} received arguments too large for R to hold.")));
         };
         // An interrupt that arrived while the server was idle is not for this tool.
         platform::take_interrupt();
@@ -97,4 +95,3 @@ impl ToolHost for RHost {
         }
     }
 }
-

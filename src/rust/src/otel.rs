@@ -5,9 +5,9 @@
 //! exporter.
 
 use extendr_api::prelude::*;
+use mcplite_core::telemetry::{Span, Telemetry};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, ContextGuard, KeyValue, Value as OtelValue};
-use mcplite_core::telemetry::{Span, Telemetry};
 use opentelemetry_sdk::trace::SdkTracer;
 use std::cell::RefCell;
 
@@ -33,9 +33,7 @@ pub struct RSpan {
 
 fn key_values(attributes: &Robj) -> Vec<KeyValue> {
     let Some(list) = attributes.as_list() else { return vec![] };
-    list.iter()
-        .filter_map(|(name, value)| otel_value(&value).map(|v| KeyValue::new(name.to_string(), v)))
-        .collect()
+    list.iter().filter_map(|(name, value)| otel_value(&value).map(|v| KeyValue::new(name.to_string(), v))).collect()
 }
 
 fn otel_value(x: &Robj) -> Option<OtelValue> {

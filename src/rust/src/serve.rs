@@ -84,9 +84,11 @@ pub fn run(
     let tools = tools(&specs)?;
     let instructions = string1(&Sx::borrowed(&instructions));
     let info_sx = Sx::borrowed(&info);
-    let text = |name: &str, default: &str| field(&info_sx, name).and_then(|v| string1(&v)).unwrap_or_else(|| default.into());
+    let text =
+        |name: &str, default: &str| field(&info_sx, name).and_then(|v| string1(&v)).unwrap_or_else(|| default.into());
     let info = ServerInfo { name: text("name", "mcplite"), version: text("version", "0.0.0") };
-    let opts = mcplite_core::r::options::read(&Sx::borrowed(&json_opts)).map_err(|e| format!("payload options: {e}"))?;
+    let opts =
+        mcplite_core::r::options::read(&Sx::borrowed(&json_opts)).map_err(|e| format!("payload options: {e}"))?;
     let mut server = Server::new(tools, instructions, info, opts)?;
     let mut telemetry = Telemetry::from_env();
     if on_start.is_function() {

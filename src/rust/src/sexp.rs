@@ -8,7 +8,7 @@
 
 use crate::ffi;
 use extendr_api::prelude::*;
-use extendr_ffi::{cetype_t, SEXPTYPE, SEXP};
+use extendr_ffi::{cetype_t, SEXP, SEXPTYPE};
 use mcplite_core::rjson::{Conversion, RType, RValue};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -31,7 +31,8 @@ thread_local! {
 /// Remember the helpers R passes with every entry point that serializes.
 pub fn set_helpers(list: &Robj) -> Result<(), String> {
     let item = |name: &str| -> Result<Robj, String> {
-        let v = mcplite_core::r::field(&Sx::borrowed(list), name).ok_or_else(|| format!("helper `{name}` is missing"))?;
+        let v =
+            mcplite_core::r::field(&Sx::borrowed(list), name).ok_or_else(|| format!("helper `{name}` is missing"))?;
         Ok(v.robj())
     };
     let helpers = Helpers {
@@ -112,7 +113,9 @@ fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize) {
     unsafe {
         let ty = extendr_ffi::TYPEOF(sexp);
         let n = match ty {
-            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => extendr_ffi::Rf_xlength(sexp).max(0) as usize,
+            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => {
+                extendr_ffi::Rf_xlength(sexp).max(0) as usize
+            }
             _ => 0,
         };
         (ty, n)
@@ -302,7 +305,10 @@ impl RValue for Sx {
         let out = match conv {
             Conversion::FormatTime { classes, posixlt_to_ct } => {
                 let is_date = classes.first().map(String::as_str) == Some("Date");
-                ffi::call(&h.time, &[&x, &Robj::from(classes.to_vec()), &Robj::from(posixlt_to_ct), &Robj::from(is_date)])
+                ffi::call(
+                    &h.time,
+                    &[&x, &Robj::from(classes.to_vec()), &Robj::from(posixlt_to_ct), &Robj::from(is_date)],
+                )
             }
             Conversion::ComplexStrings { digits } => ffi::call(&h.complex, &[&x, &Robj::from(digits)]),
             Conversion::AsCharacter { classes } => ffi::call(&h.as_character, &[&x, &Robj::from(classes.to_vec())]),

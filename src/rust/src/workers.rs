@@ -101,9 +101,7 @@ impl ToolHost for WorkerHost {
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
         let Some(args) = build::arguments(arguments) else {
-            return Started::Done(Finished::Failed(format!(
-                "Tool {name} received arguments too large for R to hold."
-            )));
+            return Started::Done(Finished::Failed(format!("Tool {name} received arguments too large for R to hold.")));
         };
         self.next += 1;
         let task = self.next;

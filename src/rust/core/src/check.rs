@@ -63,7 +63,13 @@ fn sentence(s: &str) -> String {
 }
 
 impl Finding {
-    fn new(severity: Severity, rule: &'static str, tool: Option<&str>, message: String, fix: impl Into<String>) -> Self {
+    fn new(
+        severity: Severity,
+        rule: &'static str,
+        tool: Option<&str>,
+        message: String,
+        fix: impl Into<String>,
+    ) -> Self {
         Finding {
             severity,
             rule,
@@ -103,7 +109,8 @@ impl Finding {
 const SRC_TOOL_NAMES: &str = "MCP specification 2025-11-25, server/tools, \"Tool names\"";
 const SRC_OPENAI_NAMES: &str = "OpenAI API reference, function `name`: a-z, A-Z, 0-9, underscores and dashes, at most 64 characters; Anthropic tool use documentation, tool `name` pattern ^[a-zA-Z0-9_-]{1,64}$";
 const SRC_ANTHROPIC_TOP: &str = "Anthropic Messages API, which refuses such tools with \"input_schema does not support oneOf, allOf, or anyOf at the top level\" (Claude Desktop, Claude Code)";
-const SRC_VSCODE_ITEMS: &str = "VS Code (GitHub Copilot Chat), which refuses such tools with \"tool parameters array type must have items\"";
+const SRC_VSCODE_ITEMS: &str =
+    "VS Code (GitHub Copilot Chat), which refuses such tools with \"tool parameters array type must have items\"";
 const SRC_REF: &str = "MCP specification 2026-07-28, basic/index, \"$ref resolution\": clients must not fetch network references and reject schemas whose external references they cannot resolve";
 const SRC_DIALECT: &str = "MCP specification 2025-11-25, basic/index, \"JSON Schema usage\": 2020-12 is the default and the only dialect clients must support";
 
@@ -129,10 +136,7 @@ fn dialect(uri: &str) -> Option<(jsonschema::Draft, bool)> {
 struct NoFetch;
 
 impl jsonschema::Retrieve for NoFetch {
-    fn retrieve(
-        &self,
-        uri: &jsonschema::Uri<String>,
-    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+    fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
         Err(format!("{} is not fetched", uri.as_str()).into())
     }
 }
@@ -249,17 +253,18 @@ fn check_schema(tool: &str, field: &str, schema: &Value, out: &mut Vec<Finding>)
         None => {}
         Some(Value::Array(names)) if names.iter().all(Value::is_string) => {
             let props = root.get("properties").and_then(Value::as_object);
-            let unknown: Vec<&str> = names
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|n| !props.is_some_and(|p| p.contains_key(*n)))
-                .collect();
+            let unknown: Vec<&str> =
+                names.iter().filter_map(Value::as_str).filter(|n| !props.is_some_and(|p| p.contains_key(*n))).collect();
             if !unknown.is_empty() {
                 out.push(Finding::new(
                     Severity::Warning,
                     "required_unknown",
                     t,
-                    format!("{field} requires {} but does not describe {} in properties", quote_list(&unknown), if unknown.len() == 1 { "it" } else { "them" }),
+                    format!(
+                        "{field} requires {} but does not describe {} in properties",
+                        quote_list(&unknown),
+                        if unknown.len() == 1 { "it" } else { "them" }
+                    ),
                     "add each required name to properties, or drop it from required",
                 ));
             }
@@ -349,8 +354,7 @@ fn check_schema(tool: &str, field: &str, schema: &Value, out: &mut Vec<Finding>)
     }
     // Portability.
     if input {
-        let top: Vec<&str> =
-            ["oneOf", "anyOf", "allOf"].into_iter().filter(|k| root.contains_key(*k)).collect();
+        let top: Vec<&str> = ["oneOf", "anyOf", "allOf"].into_iter().filter(|k| root.contains_key(*k)).collect();
         if !top.is_empty() {
             out.push(
                 Finding::new(
@@ -512,7 +516,8 @@ fn legacy_schema_problems(schema: &Value) -> Vec<String> {
             if let Some(props) = root.get("properties") {
                 match props.as_object() {
                     Some(p) => {
-                        let bad: Vec<&str> = p.iter().filter(|(_, v)| !v.is_object()).map(|(k, _)| k.as_str()).collect();
+                        let bad: Vec<&str> =
+                            p.iter().filter(|(_, v)| !v.is_object()).map(|(k, _)| k.as_str()).collect();
                         if !bad.is_empty() {
                             problems.push(format!("properties {} are not objects", quote_list(&bad)));
                         }
@@ -620,7 +625,10 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
                 severity,
                 "output_schema_dropped",
                 Some(name),
-                format!("the output schema is not sent to clients of {}; they get the result as text only", dropped.join(", ")),
+                format!(
+                    "the output schema is not sent to clients of {}; they get the result as text only",
+                    dropped.join(", ")
+                ),
                 fix,
             ));
         }
@@ -649,7 +657,9 @@ mod tests {
 
     #[test]
     fn a_plain_tool_has_no_findings() {
-        let t = tool(json!({"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}));
+        let t = tool(
+            json!({"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}),
+        );
         assert_eq!(check_tool(&t), vec![]);
         let draft7 = tool(json!({"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}));
         assert_eq!(check_tool(&draft7), vec![]);
@@ -685,7 +695,10 @@ mod tests {
         let f = check_tool(&tool(json!({"type":"object","properties":{"a":{}},"required":["a","b","c"]})));
         assert_eq!(rules(&f), ["required_unknown"]);
         assert!(f[0].message.contains("\"b\" and \"c\""), "{}", f[0].message);
-        assert_eq!(rules(&check_tool(&tool(json!({"type":"object","required":"a"})))), ["required_not_array", "schema_invalid"]);
+        assert_eq!(
+            rules(&check_tool(&tool(json!({"type":"object","required":"a"})))),
+            ["required_not_array", "schema_invalid"]
+        );
     }
 
     #[test]
@@ -693,7 +706,9 @@ mod tests {
         let f = check_tool(&tool(json!({"$schema":"http://json-schema.org/draft-04/schema#","type":"object"})));
         assert_eq!(rules(&f), ["dialect"]);
         assert!(f[0].source.is_some());
-        let f = check_tool(&tool(json!({"$schema":"https://example.com/my-dialect","type":"object","properties":{"x":{"type":"strin"}}})));
+        let f = check_tool(&tool(
+            json!({"$schema":"https://example.com/my-dialect","type":"object","properties":{"x":{"type":"strin"}}}),
+        ));
         assert_eq!(rules(&f), ["dialect"], "unknown dialects are not validated");
         let f = check_tool(&tool(json!({"type":"object","properties":{"x":{"type":"strin"}}})));
         assert_eq!(rules(&f), ["schema_invalid"]);
@@ -735,10 +750,8 @@ mod tests {
             ("2025-11-25".into(), legacy),
             ("2024-11-05".into(), oldest),
         ]);
-        let got: Vec<(&str, Option<&str>, Option<&str>, &str)> = f
-            .iter()
-            .map(|x| (x.rule, x.tool.as_deref(), x.version.as_deref(), x.severity.as_str()))
-            .collect();
+        let got: Vec<(&str, Option<&str>, Option<&str>, &str)> =
+            f.iter().map(|x| (x.rule, x.tool.as_deref(), x.version.as_deref(), x.severity.as_str())).collect();
         assert_eq!(
             got,
             [
@@ -748,15 +761,27 @@ mod tests {
             ]
         );
         let legacy_only = check_listings(&[
-            ("2025-11-25".into(), vec![json!({"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":true}}})]),
-            ("2024-11-05".into(), vec![json!({"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":true}}})]),
+            (
+                "2025-11-25".into(),
+                vec![json!({"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":true}}})],
+            ),
+            (
+                "2024-11-05".into(),
+                vec![json!({"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":true}}})],
+            ),
         ]);
         assert_eq!(rules(&legacy_only), ["legacy_schema_shape"]);
         assert!(legacy_only[0].message.contains("2025-11-25, 2024-11-05"), "{}", legacy_only[0].message);
         assert_eq!(legacy_only[0].version, None);
         let dup = check_listings(&[
-            ("2025-11-25".into(), vec![tool(json!({"type":"object","properties":{"x":true}})), tool(json!({"type":"object"}))]),
-            ("2024-11-05".into(), vec![tool(json!({"type":"object","properties":{"x":true}})), tool(json!({"type":"object"}))]),
+            (
+                "2025-11-25".into(),
+                vec![tool(json!({"type":"object","properties":{"x":true}})), tool(json!({"type":"object"}))],
+            ),
+            (
+                "2024-11-05".into(),
+                vec![tool(json!({"type":"object","properties":{"x":true}})), tool(json!({"type":"object"}))],
+            ),
         ]);
         assert_eq!(rules(&dup), ["name_duplicate", "legacy_schema_shape"], "a duplicate is compared once");
         assert_eq!(check_listings(&[]), vec![]);

@@ -87,7 +87,10 @@ impl std::fmt::Display for ClientError {
             ClientError::Rpc { code, message, .. } => write!(f, "{message} (JSON-RPC error {code})"),
             ClientError::Protocol(e) => write!(f, "protocol error: {e}"),
             ClientError::Version { requested, answered } => {
-                write!(f, "asked for protocol {requested}, the server chose {answered}, which this client does not speak")
+                write!(
+                    f,
+                    "asked for protocol {requested}, the server chose {answered}, which this client does not speak"
+                )
             }
             ClientError::Closed => write!(f, "the client is closed"),
             ClientError::Invalid(e) => write!(f, "{e}"),

@@ -265,10 +265,9 @@ impl<F> Server<F> {
             other => Err(RpcError::new(ErrorCode::MethodNotFound, format!("Method not found: {other}"))),
         };
         Reply::Answer(match result {
-            Ok((version, text)) => Answer {
-                line: envelope::result_line(&id, &text),
-                facts: Facts { version, ..Default::default() },
-            },
+            Ok((version, text)) => {
+                Answer { line: envelope::result_line(&id, &text), facts: Facts { version, ..Default::default() } }
+            }
             Err(err) => error_answer(&id, None, err),
         })
     }
@@ -305,9 +304,9 @@ impl<F> Server<F> {
         let meta = msg.meta().ok_or_else(|| missing(META_PROTOCOL_VERSION))?;
         let requested = match meta.get(META_PROTOCOL_VERSION) {
             None => return Err(missing(META_PROTOCOL_VERSION)),
-            Some(v) => v
-                .as_str()
-                .ok_or_else(|| RpcError::invalid_params(format!("{} must be a string", field(META_PROTOCOL_VERSION))))?,
+            Some(v) => v.as_str().ok_or_else(|| {
+                RpcError::invalid_params(format!("{} must be a string", field(META_PROTOCOL_VERSION)))
+            })?,
         };
         let v = version::lookup(requested).ok_or_else(|| {
             RpcError::new(ErrorCode::UnsupportedProtocolVersion, "Unsupported protocol version")
@@ -385,13 +384,23 @@ impl<F> Server<F> {
     ) -> Reply {
         let name = match msg.param("name") {
             Some(n) if n.is_string() => n.as_str().unwrap_or(""),
-            _ => return Reply::Answer(error_answer(&id, Some(v), RpcError::invalid_params("tools/call needs a string name"))),
+            _ => {
+                return Reply::Answer(error_answer(
+                    &id,
+                    Some(v),
+                    RpcError::invalid_params("tools/call needs a string name"),
+                ))
+            }
         };
         let arguments = match msg.param("arguments") {
             None => None,
             Some(a) if a.is_object() => Some(a),
             Some(_) => {
-                return Reply::Answer(error_answer(&id, Some(v), RpcError::invalid_params("arguments must be an object")))
+                return Reply::Answer(error_answer(
+                    &id,
+                    Some(v),
+                    RpcError::invalid_params("arguments must be an object"),
+                ))
             }
         };
         let Some(tool) = self.tools.get(name) else {
@@ -400,7 +409,8 @@ impl<F> Server<F> {
         let finished = match r::args::check(arguments, &tool.formals, name) {
             Err(message) => Finished::Failed(message),
             Ok(()) => {
-                let ended = Ended { id: id.clone(), version: v, tool: name.to_string(), server_info: self.server_info.clone() };
+                let ended =
+                    Ended { id: id.clone(), version: v, tool: name.to_string(), server_info: self.server_info.clone() };
                 match host.call(tool, arguments, CallContext { traceparent, ended }) {
                     Started::Done(f) => f,
                     Started::Running(task) => {
@@ -424,7 +434,13 @@ impl<F> Server<F> {
         };
         Answer {
             line: answer_line(id, v, &result, &self.server_info),
-            facts: Facts { version: Some(v), rpc_error: None, tool_error: result.is_error, failure, tool: Some(tool.to_string()) },
+            facts: Facts {
+                version: Some(v),
+                rpc_error: None,
+                tool_error: result.is_error,
+                failure,
+                tool: Some(tool.to_string()),
+            },
         }
     }
 

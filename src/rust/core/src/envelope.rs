@@ -174,7 +174,10 @@ pub fn classify(mut line: Vec<u8>) -> Incoming {
     match root.kind() {
         Kind::Object => {}
         Kind::Array => {
-            return Incoming::Reject(None, RpcError::new(ErrorCode::InvalidRequest, "Invalid Request: batches are not supported"))
+            return Incoming::Reject(
+                None,
+                RpcError::new(ErrorCode::InvalidRequest, "Invalid Request: batches are not supported"),
+            )
         }
         _ => {
             return Incoming::Reject(
@@ -204,7 +207,10 @@ pub fn classify(mut line: Vec<u8>) -> Incoming {
         // No id: a notification if the method is a string (never answered,
         // whatever else is wrong), else an invalid request.
         let Some(method) = method_name else {
-            return Incoming::Reject(None, RpcError::new(ErrorCode::InvalidRequest, "Invalid Request: method must be a string"));
+            return Incoming::Reject(
+                None,
+                RpcError::new(ErrorCode::InvalidRequest, "Invalid Request: method must be a string"),
+            );
         };
         if root.get("jsonrpc").and_then(|v| v.as_str()) != Some("2.0") || !params_ok(root.get("params")) {
             return Incoming::BadNotification;
@@ -338,7 +344,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match c(r#"{"a":1,}"#) {
-            Incoming::Reject(None, e) => assert_eq!(e.message, "Parse error: expected a string key in an object at byte 7"),
+            Incoming::Reject(None, e) => {
+                assert_eq!(e.message, "Parse error: expected a string key in an object at byte 7")
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -444,7 +444,11 @@ impl<'a> Parser<'a> {
                         _ => {
                             return Err(err(
                                 at,
-                                if object { "expected ',' or '}' in an object" } else { "expected ',' or ']' in an array" },
+                                if object {
+                                    "expected ',' or '}' in an object"
+                                } else {
+                                    "expected ',' or ']' in an array"
+                                },
                             ))
                         }
                     }
@@ -886,8 +890,30 @@ mod tests {
     #[test]
     fn syntax_errors_say_where() {
         for bad in [
-            "", " ", "{", "[1,]", "[1 2]", "{\"a\" 1}", "{\"a\":}", "{a:1}", "[01]", "[1.]", "[.5]", "[1e]", "[-]",
-            "\"abc", "\"a\tb\"", "\"\\x\"", "\"\\u12\"", "tru", "nul", "[1]x", "{} {}", "{\"a\":1,}", "[}", "{]",
+            "",
+            " ",
+            "{",
+            "[1,]",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{\"a\":}",
+            "{a:1}",
+            "[01]",
+            "[1.]",
+            "[.5]",
+            "[1e]",
+            "[-]",
+            "\"abc",
+            "\"a\tb\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "tru",
+            "nul",
+            "[1]x",
+            "{} {}",
+            "{\"a\":1,}",
+            "[}",
+            "{]",
         ] {
             assert!(matches!(perr(bad), ParseError::Syntax { .. }), "{bad:?}");
         }
@@ -939,7 +965,15 @@ mod tests {
     #[test]
     fn exact_numbers_compare_by_value() {
         let n = |s: &str| ExactNumber::parse(s).unwrap();
-        for same in [["1", "1.0"], ["1", "1e0"], ["1", "10e-1"], ["100", "1e2"], ["0", "-0"], ["0", "0.000e9"], ["-5", "-0.5e1"]] {
+        for same in [
+            ["1", "1.0"],
+            ["1", "1e0"],
+            ["1", "10e-1"],
+            ["100", "1e2"],
+            ["0", "-0"],
+            ["0", "0.000e9"],
+            ["-5", "-0.5e1"],
+        ] {
             assert_eq!(n(same[0]), n(same[1]), "{same:?}");
         }
         assert_ne!(n("18446744073709551617"), n("18446744073709551616"));

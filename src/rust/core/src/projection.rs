@@ -210,9 +210,15 @@ fn content<V: RValue>(out: &mut Vec<u8>, c: &Content<V>, v: &Version) {
 /// Appends the `CallToolResult` object for version `v`. `server_meta`
 /// (serverInfo, the server's own key) is merged into `_meta` for modern
 /// results.
-pub fn write_result<V: RValue>(out: &mut Vec<u8>, result: &CallResult<V>, v: &Version, server_meta: Option<(&str, &Value)>) {
+pub fn write_result<V: RValue>(
+    out: &mut Vec<u8>,
+    result: &CallResult<V>,
+    v: &Version,
+    server_meta: Option<(&str, &Value)>,
+) {
     if !v.audio_and_links {
-        let uncarried = result.content.iter().find(|b| matches!(b.block, Block::Audio { .. } | Block::ResourceLink { .. }));
+        let uncarried =
+            result.content.iter().find(|b| matches!(b.block, Block::Audio { .. } | Block::ResourceLink { .. }));
         if let Some(block) = uncarried {
             let what = if matches!(block.block, Block::Audio { .. }) { "audio" } else { "a resource link" };
             let contained = CallResult::<V> {
@@ -226,10 +232,8 @@ pub fn write_result<V: RValue>(out: &mut Vec<u8>, result: &CallResult<V>, v: &Ve
     if v.modern_result {
         out.extend_from_slice(b"\"resultType\":\"complete\",");
     }
-    let structured = result
-        .structured
-        .as_ref()
-        .filter(|_| structured_allowed(v.structured_content, result.structured_is_object()));
+    let structured =
+        result.structured.as_ref().filter(|_| structured_allowed(v.structured_content, result.structured_is_object()));
     out.extend_from_slice(b"\"content\":[");
     for (i, c) in result.content.iter().enumerate() {
         if i > 0 {
@@ -353,7 +357,11 @@ mod tests {
             r#"{"resultType":"complete","content":[{"type":"text","text":"[1,2]"}],"structuredContent":[1,2],"isError":false,"_meta":{"k":{"name":"x"}}}"#
         );
         assert_eq!(text(&r, "2025-11-25"), r#"{"content":[{"type":"text","text":"[1,2]"}],"isError":false}"#);
-        let empty = CallResult::<TV> { content: vec![], structured: Some(Text::Owned("{\"a\":1}".into())), ..CallResult::tool_error("") };
+        let empty = CallResult::<TV> {
+            content: vec![],
+            structured: Some(Text::Owned("{\"a\":1}".into())),
+            ..CallResult::tool_error("")
+        };
         let empty = CallResult { is_error: false, ..empty };
         assert_eq!(text(&empty, "2024-11-05"), r#"{"content":[{"type":"text","text":"{\"a\":1}"}],"isError":false}"#);
         assert_eq!(text(&empty, "2025-06-18"), r#"{"content":[],"structuredContent":{"a":1},"isError":false}"#);
@@ -363,7 +371,11 @@ mod tests {
     fn newer_fields_are_dropped() {
         let r = CallResult::<TV> {
             content: vec![Content {
-                block: Block::Resource { uri: "u".into(), mime_type: None, body: ResourceBody::Text(Text::Owned("t".into())) },
+                block: Block::Resource {
+                    uri: "u".into(),
+                    mime_type: None,
+                    body: ResourceBody::Text(Text::Owned("t".into())),
+                },
                 annotations: Annotations {
                     audience: Some(vec![Role::User]),
                     priority: Some(0.5),

@@ -122,8 +122,8 @@ pub fn check(v: Val<'_>, shape: &Shape, path: &str) -> Result<(), String> {
         Shape::Boolean if matches!(k, Kind::True | Kind::False) => return Ok(()),
         Shape::Boolean => "a boolean",
         Shape::StringOrInteger => {
-            let integral = k == Kind::Number
-                && crate::json::ExactNumber::parse(v.raw_str()).is_some_and(|n| n.is_integral());
+            let integral =
+                k == Kind::Number && crate::json::ExactNumber::parse(v.raw_str()).is_some_and(|n| n.is_integral());
             if k == Kind::String || integral {
                 return Ok(());
             }
@@ -180,7 +180,10 @@ mod tests {
     fn implementation_by_version() {
         assert!(chk(r#"{"name":"c","version":"1"}"#, &IMPLEMENTATION_2024).is_ok());
         assert_eq!(chk(r#"{"name":"c"}"#, &IMPLEMENTATION_2024), Err("clientInfo.version is required".into()));
-        assert_eq!(chk(r#"{"name":3,"version":"1"}"#, &IMPLEMENTATION_2024), Err("clientInfo.name must be a string, not a number".into()));
+        assert_eq!(
+            chk(r#"{"name":3,"version":"1"}"#, &IMPLEMENTATION_2024),
+            Err("clientInfo.name must be a string, not a number".into())
+        );
         // `title` is unknown (so free) in 2024-11-05, a string from 2025-06-18.
         assert!(chk(r#"{"name":"c","version":"1","title":5}"#, &IMPLEMENTATION_2024).is_ok());
         assert!(chk(r#"{"name":"c","version":"1","title":5}"#, &IMPLEMENTATION_2025_06).is_err());

@@ -56,9 +56,17 @@ impl<V: RValue> Text<V> {
 /// What a content block carries.
 #[derive(Debug, Clone)]
 pub enum Block<V> {
-    Text { text: Text<V> },
-    Image { data: Text<V>, mime_type: String },
-    Audio { data: Text<V>, mime_type: String },
+    Text {
+        text: Text<V>,
+    },
+    Image {
+        data: Text<V>,
+        mime_type: String,
+    },
+    Audio {
+        data: Text<V>,
+        mime_type: String,
+    },
     ResourceLink {
         uri: String,
         name: String,
@@ -68,7 +76,11 @@ pub enum Block<V> {
         /// A whole number of bytes.
         size: Option<f64>,
     },
-    Resource { uri: String, mime_type: Option<String>, body: ResourceBody<V> },
+    Resource {
+        uri: String,
+        mime_type: Option<String>,
+        body: ResourceBody<V>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -120,7 +132,11 @@ pub struct Content<V> {
 
 impl<V> Content<V> {
     pub fn text(text: impl Into<String>) -> Self {
-        Content { block: Block::Text { text: Text::Owned(text.into()) }, annotations: Annotations::default(), meta: None }
+        Content {
+            block: Block::Text { text: Text::Owned(text.into()) },
+            annotations: Annotations::default(),
+            meta: None,
+        }
     }
 
     /// The block's MCP `type`.

@@ -264,7 +264,12 @@ where
 
 /// Handle one line as the service would and return what it wrote (for
 /// tests and fuzzing: no reader thread, no workers).
-pub fn handle_line<H: ToolHost>(server: &mut Server<H::Fun>, host: &mut H, telemetry: &mut Telemetry, line: &[u8]) -> Vec<u8> {
+pub fn handle_line<H: ToolHost>(
+    server: &mut Server<H::Fun>,
+    host: &mut H,
+    telemetry: &mut Telemetry,
+    line: &[u8],
+) -> Vec<u8> {
     let mut out = Vec::new();
     let mut s = Session::new(&mut out, server, host, telemetry);
     s.process(envelope::classify(line.to_vec()));

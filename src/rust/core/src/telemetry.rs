@@ -107,10 +107,7 @@ struct UreqClient {
 
 impl UreqClient {
     fn new(timeout: Duration) -> Self {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .build();
+        let config = ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false).build();
         UreqClient { agent: config.into() }
     }
 }
@@ -303,10 +300,8 @@ impl Telemetry {
     /// Open the SERVER span of a message that passed envelope validation.
     pub fn begin(&mut self, msg: &Message) -> Span {
         let Some(active) = self.active.as_ref() else { return Span(None) };
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", msg.method.clone()),
-            KeyValue::new("network.transport", "pipe"),
-        ];
+        let mut attributes =
+            vec![KeyValue::new("mcp.method.name", msg.method.clone()), KeyValue::new("network.transport", "pipe")];
         if let Some(id) = &msg.id {
             attributes.push(KeyValue::new("jsonrpc.request.id", id.display()));
         }
@@ -458,10 +453,16 @@ mod tests {
         );
         assert_eq!(exporter_choice(&env_of(&[("OTEL_R_TRACES_EXPORTER", "http")])), ExporterChoice::Otlp);
         assert_eq!(
-            exporter_choice(&env_of(&[("OTEL_R_TRACES_EXPORTER", "otlp/file"), ("OTEL_EXPORTER_OTLP_FILE", "/tmp/t-%N.jsonl")])),
+            exporter_choice(&env_of(&[
+                ("OTEL_R_TRACES_EXPORTER", "otlp/file"),
+                ("OTEL_EXPORTER_OTLP_FILE", "/tmp/t-%N.jsonl")
+            ])),
             ExporterChoice::File("/tmp/t-0.jsonl".into())
         );
-        assert!(matches!(exporter_choice(&env_of(&[("OTEL_R_TRACES_EXPORTER", "stdout")])), ExporterChoice::Refused(_)));
+        assert!(matches!(
+            exporter_choice(&env_of(&[("OTEL_R_TRACES_EXPORTER", "stdout")])),
+            ExporterChoice::Refused(_)
+        ));
         assert!(matches!(exporter_choice(&env_of(&[("OTEL_TRACES_EXPORTER", "console")])), ExporterChoice::Refused(_)));
         assert_eq!(
             exporter_choice(&env_of(&[("OTEL_SDK_DISABLED", "true"), ("OTEL_TRACES_EXPORTER", "stderr")])),

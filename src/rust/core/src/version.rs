@@ -149,10 +149,7 @@ mod tests {
 
     #[test]
     fn preference_order_is_modern_first() {
-        assert_eq!(
-            supported_ids(),
-            ["2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"]
-        );
+        assert_eq!(supported_ids(), ["2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"]);
     }
 
     #[test]

@@ -8,11 +8,7 @@ use std::time::{Duration, Instant};
 const T: Duration = Duration::from_secs(20);
 
 fn launch(mode: &str) -> Launch {
-    Launch {
-        program: env!("CARGO_BIN_EXE_mcplite-test-server").into(),
-        args: vec![mode.into()],
-        ..Default::default()
-    }
+    Launch { program: env!("CARGO_BIN_EXE_mcplite-test-server").into(), args: vec![mode.into()], ..Default::default() }
 }
 
 fn info() -> Value {
@@ -105,7 +101,11 @@ fn the_transcript_holds_every_line_in_order() {
         .map(|(sent, line)| {
             let v: Value = serde_json::from_str(line).unwrap_or(Value::Null);
             let what = v.get("method").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| {
-                if v.is_null() { line.clone() } else { format!("answer {}", v["id"]) }
+                if v.is_null() {
+                    line.clone()
+                } else {
+                    format!("answer {}", v["id"])
+                }
             });
             (*sent, what)
         })
@@ -191,10 +191,7 @@ fn version_negotiation_is_checked() {
         }
         other => panic!("gave {other:?}"),
     }
-    assert!(matches!(
-        Client::spawn(&launch("serve"), "2025-03-26", info()),
-        Err(ClientError::Invalid(_))
-    ));
+    assert!(matches!(Client::spawn(&launch("serve"), "2025-03-26", info()), Err(ClientError::Invalid(_))));
 }
 
 #[test]

@@ -52,7 +52,22 @@ fn arb_json() -> impl Strategy<Value = serde_json::Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
             prop::collection::vec(
-                (prop_oneof![Just("jsonrpc"), Just("id"), Just("method"), Just("params"), Just("_meta"), Just("name"), Just("arguments"), Just("protocolVersion"), Just("io.modelcontextprotocol/protocolVersion"), Just("io.modelcontextprotocol/clientCapabilities")].prop_map(String::from), inner),
+                (
+                    prop_oneof![
+                        Just("jsonrpc"),
+                        Just("id"),
+                        Just("method"),
+                        Just("params"),
+                        Just("_meta"),
+                        Just("name"),
+                        Just("arguments"),
+                        Just("protocolVersion"),
+                        Just("io.modelcontextprotocol/protocolVersion"),
+                        Just("io.modelcontextprotocol/clientCapabilities")
+                    ]
+                    .prop_map(String::from),
+                    inner
+                ),
                 0..6
             )
             .prop_map(|kv| Value::Object(kv.into_iter().collect())),

@@ -21,10 +21,18 @@ fn server(names: &[&'static str]) -> Server<&'static str> {
 }
 
 fn run_with(lines: &[&str], host: &mut TestHost) -> Vec<Value> {
-    let mut server = server(&["echo", "fail", "speak", "rows", "panics", "later_echo", "later_rows", "tampered", "frame"]);
+    let mut server =
+        server(&["echo", "fail", "speak", "rows", "panics", "later_echo", "later_rows", "tampered", "frame"]);
     let input = lines.join("\n");
     let mut out = Vec::new();
-    let ending = serve(std::io::Cursor::new(input.into_bytes()), &mut out, &mut server, host, &mut Telemetry::from_provider(None)).unwrap();
+    let ending = serve(
+        std::io::Cursor::new(input.into_bytes()),
+        &mut out,
+        &mut server,
+        host,
+        &mut Telemetry::from_provider(None),
+    )
+    .unwrap();
     assert_eq!(ending, Ending::EndOfInput);
     let text = String::from_utf8(out).unwrap();
     assert!(text.is_empty() || text.ends_with('\n'));
@@ -140,7 +148,9 @@ fn identical_requests_give_identical_bytes() {
 #[test]
 fn cancelled_requests_get_no_answer() {
     let (r, calls) = run(&[
-        &format!(r#"{{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":200}},{M}}}}}"#),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":200}},{M}}}}}"#
+        ),
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}"#,
         &format!(r#"{{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}"#,
@@ -184,11 +194,26 @@ fn initialize_params_are_checked_for_the_version_negotiated() {
     let cases = [
         (r#"{"protocolVersion":"2025-11-25"}"#, "capabilities is required"),
         (r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#, "clientInfo is required"),
-        (r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c"}}"#, "clientInfo.version is required"),
-        (r#"{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":1,"version":"1"}}"#, "clientInfo.name must be a string"),
-        (r#"{"protocolVersion":"2025-06-18","capabilities":[],"clientInfo":{"name":"c","version":"1"}}"#, "capabilities must be an object"),
-        (r#"{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":1}},"clientInfo":{"name":"c","version":"1"}}"#, "capabilities.roots.listChanged must be a boolean"),
-        (r#"{"protocolVersion":2025,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#, "protocolVersion must be a string"),
+        (
+            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c"}}"#,
+            "clientInfo.version is required",
+        ),
+        (
+            r#"{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":1,"version":"1"}}"#,
+            "clientInfo.name must be a string",
+        ),
+        (
+            r#"{"protocolVersion":"2025-06-18","capabilities":[],"clientInfo":{"name":"c","version":"1"}}"#,
+            "capabilities must be an object",
+        ),
+        (
+            r#"{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":1}},"clientInfo":{"name":"c","version":"1"}}"#,
+            "capabilities.roots.listChanged must be a boolean",
+        ),
+        (
+            r#"{"protocolVersion":2025,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#,
+            "protocolVersion must be a string",
+        ),
         (r#"{"capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#, "protocolVersion is required"),
     ];
     for (params, want) in cases {
@@ -198,10 +223,13 @@ fn initialize_params_are_checked_for_the_version_negotiated() {
         assert!(msg.contains(want), "{params}: {msg}");
     }
     // A field the negotiated version does not define is free.
-    let (r, _) = run(&[&init(r#"{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"c","version":"1","title":3}}"#)]);
+    let (r, _) = run(&[&init(
+        r#"{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"c","version":"1","title":3}}"#,
+    )]);
     assert_eq!(r[0]["result"]["protocolVersion"], json!("2024-11-05"));
     // A failed initialize negotiates nothing.
-    let (r, _) = run(&[&init(r#"{"protocolVersion":"2025-11-25"}"#), r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#]);
+    let (r, _) =
+        run(&[&init(r#"{"protocolVersion":"2025-11-25"}"#), r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#]);
     assert_eq!(r[1]["error"]["code"], json!(-32600));
 }
 
@@ -213,11 +241,23 @@ fn modern_meta_is_checked() {
     let cases = [
         (format!(r#"{{{pv},{caps},"io.modelcontextprotocol/logLevel":"loud"}}"#), "logLevel\"] must be one of"),
         (format!(r#"{{{pv},{caps},"io.modelcontextprotocol/logLevel":3}}"#), "logLevel\"] must be a string"),
-        (format!(r#"{{{pv},{caps},"io.modelcontextprotocol/clientInfo":{{"name":"c"}}}}"#), "clientInfo\"].version is required"),
-        (format!(r#"{{{pv},"io.modelcontextprotocol/clientCapabilities":[]}}"#), "clientCapabilities\"] must be an object"),
-        (format!(r#"{{{pv},"io.modelcontextprotocol/clientCapabilities":"x"}}"#), "clientCapabilities\"] must be an object"),
+        (
+            format!(r#"{{{pv},{caps},"io.modelcontextprotocol/clientInfo":{{"name":"c"}}}}"#),
+            "clientInfo\"].version is required",
+        ),
+        (
+            format!(r#"{{{pv},"io.modelcontextprotocol/clientCapabilities":[]}}"#),
+            "clientCapabilities\"] must be an object",
+        ),
+        (
+            format!(r#"{{{pv},"io.modelcontextprotocol/clientCapabilities":"x"}}"#),
+            "clientCapabilities\"] must be an object",
+        ),
         (format!(r#"{{{pv}}}"#), "missing required _meta[\"io.modelcontextprotocol/clientCapabilities\"]"),
-        (r#"{"io.modelcontextprotocol/logLevel":"info"}"#.to_string(), "missing required _meta[\"io.modelcontextprotocol/protocolVersion\"]"),
+        (
+            r#"{"io.modelcontextprotocol/logLevel":"info"}"#.to_string(),
+            "missing required _meta[\"io.modelcontextprotocol/protocolVersion\"]",
+        ),
         (format!(r#"{{"io.modelcontextprotocol/protocolVersion":7,{caps}}}"#), "protocolVersion\"] must be a string"),
         (format!(r#"{{{pv},{caps},"progressToken":1.5}}"#), "progressToken must be a string or an integer"),
     ];
@@ -227,14 +267,18 @@ fn modern_meta_is_checked() {
         let msg = r[1]["error"]["message"].as_str().unwrap();
         assert!(msg.contains(want), "{meta}: {msg}");
     }
-    let (r, _) = run(&[&req(&format!(r#"{{{pv},{caps},"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientInfo":{{"name":"c","version":"1"}},"progressToken":"p","x":1}}"#))]);
+    let (r, _) = run(&[&req(&format!(
+        r#"{{{pv},{caps},"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/clientInfo":{{"name":"c","version":"1"}},"progressToken":"p","x":1}}"#
+    ))]);
     assert_eq!(r[0]["result"]["resultType"], json!("complete"));
 }
 
 #[test]
 fn worker_calls_are_answered_as_they_finish() {
     let call = |id: &str, tool: &str, polls: u32| {
-        format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"{tool}","arguments":{{"polls":{polls}}},{M}}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"{tool}","arguments":{{"polls":{polls}}},{M}}}}}"#
+        )
     };
     let mut host = TestHost::default();
     let r = run_with(
@@ -259,7 +303,9 @@ fn cancelling_a_worker_call_stops_it_and_sends_nothing() {
     let mut host = TestHost::default();
     let r = run_with(
         &[
-            &format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"later_echo","arguments":{{"polls":100000}},{M}}}}}"#),
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"later_echo","arguments":{{"polls":100000}},{M}}}}}"#
+            ),
             r#"{"jsonrpc":"2.0","method":"notifications\/cancelled","params":{"requestId":7.0}}"#,
             &format!(r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
         ],
@@ -273,9 +319,12 @@ fn cancelling_a_worker_call_stops_it_and_sends_nothing() {
 #[test]
 fn cancellations_match_ids_exactly() {
     let slow = |id: &str| {
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":150}},{M}}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":150}},{M}}}}}"#
+        )
     };
-    let cancel = |id: &str| format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#);
+    let cancel =
+        |id: &str| format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#);
     for (sent, cancelled, dropped) in [
         ("1", "1e0", true),
         ("1", "10e-1", true),
@@ -292,19 +341,25 @@ fn cancellations_match_ids_exactly() {
 
 #[test]
 fn results_are_checked_before_they_are_written() {
-    let (r, _) = run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"tampered",{M}}}}}"#)]);
+    let (r, _) =
+        run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"tampered",{M}}}}}"#)]);
     assert_eq!(r.len(), 1, "no injected line: {r:?}");
     assert_eq!(r[0]["result"]["isError"], json!(true));
     assert!(r[0]["result"]["content"][0]["text"].as_str().unwrap().contains("structured_json"));
-    let (r, _) = run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"frame",{M}}}}}"#)]);
+    let (r, _) =
+        run(&[&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"frame",{M}}}}}"#)]);
     assert_eq!(r[0]["result"]["content"][0]["text"], json!("[{\"x\":1,\"y\":\"a\"},{\"x\":2}]"));
 }
 
 #[test]
 fn arguments_r_cannot_hold_are_tool_errors() {
     let (r, calls) = run(&[
-        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":"a\u0000b"}},{M}}}}}"#),
-        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":"\ud800"}},{M}}}}}"#),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":"a\u0000b"}},{M}}}}}"#
+        ),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":"\ud800"}},{M}}}}}"#
+        ),
     ]);
     assert_eq!(calls, 1, "the NUL argument never reaches the host");
     assert_eq!(r[0]["result"]["isError"], json!(true));
@@ -318,11 +373,18 @@ fn truthful_errors_for_what_the_reader_cannot_hold() {
     let (r, _) = run(&[
         INIT,
         r#"{"jsonrpc":"2.0","methodExtra":1}"#,
-        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{deep}}}}}}}"#),
-        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{deep}}}}}}}"#),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{deep}}}}}}}"#
+        ),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{deep}}}}}}}"#
+        ),
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":1e400}}}"#,
     ]);
-    assert_eq!(r[1], json!({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string"}}));
+    assert_eq!(
+        r[1],
+        json!({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: method must be a string"}})
+    );
     assert_eq!(r[2]["error"]["message"], json!("Invalid params: _meta is nested deeper than 512 levels"));
     assert!(r[3]["result"]["content"][0]["text"].as_str().unwrap().contains("nested deeper than 512"));
     assert_eq!(r[4]["result"]["isError"], json!(false));
@@ -366,12 +428,19 @@ fn watching_a_long_worker_call_costs_few_looks() {
     let mut server = server(&["timed_echo", "echo"]);
     let lines = format!(
         "{}\n{}\n",
-        format_args!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"timed_echo","arguments":{{"ms":300}},{M}}}}}"#),
+        format_args!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"timed_echo","arguments":{{"ms":300}},{M}}}}}"#
+        ),
         format_args!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
     );
-    let input = OpenInput { bytes: std::io::Cursor::new(lines.into_bytes()), until: Instant::now() + Duration::from_millis(400) };
+    let input = OpenInput {
+        bytes: std::io::Cursor::new(lines.into_bytes()),
+        until: Instant::now() + Duration::from_millis(400),
+    };
     let mut out = Vec::new();
-    let ending = serve(std::io::BufReader::new(input), &mut out, &mut server, &mut host, &mut Telemetry::from_provider(None)).unwrap();
+    let ending =
+        serve(std::io::BufReader::new(input), &mut out, &mut server, &mut host, &mut Telemetry::from_provider(None))
+            .unwrap();
     assert_eq!(ending, Ending::EndOfInput);
     let text = String::from_utf8(out).unwrap();
     let ids: Vec<Value> = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();

@@ -64,7 +64,8 @@ fn traced_with(lines: &[&str]) -> (String, Vec<Value>, TestHost) {
     )
     .unwrap();
     let mut out = Vec::new();
-    serve(std::io::Cursor::new(lines.join("\n").into_bytes()), &mut out, &mut server, &mut host, &mut telemetry).unwrap();
+    serve(std::io::Cursor::new(lines.join("\n").into_bytes()), &mut out, &mut server, &mut host, &mut telemetry)
+        .unwrap();
     telemetry.shutdown();
     (String::from_utf8(out).unwrap(), spans_in(&buf), host)
 }
@@ -72,7 +73,10 @@ fn traced_with(lines: &[&str]) -> (String, Vec<Value>, TestHost) {
 fn attr(span: &Value, key: &str) -> Option<String> {
     span["attributes"].as_array()?.iter().find(|a| a["key"] == key).map(|a| {
         let v = &a["value"];
-        v.get("stringValue").or(v.get("intValue")).map(|x| x.as_str().map(str::to_string).unwrap_or(x.to_string())).unwrap_or_default()
+        v.get("stringValue")
+            .or(v.get("intValue"))
+            .map(|x| x.as_str().map(str::to_string).unwrap_or(x.to_string()))
+            .unwrap_or_default()
     })
 }
 
@@ -96,7 +100,10 @@ fn one_server_span_per_valid_message() {
         r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","_meta":{"traceparent":"garbage"}}}"#,
     ]);
     let names: Vec<&str> = spans.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["initialize", "notifications/initialized", "tools/call fail", "nope", "tools/call echo", "tools/call echo"]);
+    assert_eq!(
+        names,
+        ["initialize", "notifications/initialized", "tools/call fail", "nope", "tools/call echo", "tools/call echo"]
+    );
     for s in &spans {
         assert_eq!(s["kind"], json!(2), "SERVER kind");
         assert_eq!(attr(s, "network.transport").as_deref(), Some("pipe"));

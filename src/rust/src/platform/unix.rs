@@ -45,10 +45,7 @@ fn private_dup(fd: libc::c_int) -> io::Result<File> {
 /// The null device, as a private descriptor (never 0-2, even when one of those
 /// was closed, so it can be the source of a `dup2` onto them).
 fn null_device(write: bool) -> io::Result<File> {
-    let f = OpenOptions::new()
-        .read(!write)
-        .write(write)
-        .open("/dev/null")?;
+    let f = OpenOptions::new().read(!write).write(write).open("/dev/null")?;
     private_dup(f.as_raw_fd())
 }
 
@@ -95,11 +92,7 @@ pub(super) fn redirect() -> io::Result<Redirected> {
         Err(e) => return Err(e),
     };
     let null_in = null_device(false)?;
-    let null_out = if is_open(2) {
-        None
-    } else {
-        Some(null_device(true)?)
-    };
+    let null_out = if is_open(2) { None } else { Some(null_device(true)?) };
     let out_target = null_out.as_ref().map_or(2, |f| f.as_raw_fd());
 
     let sigpipe = catch_sigpipe()?;
@@ -115,12 +108,7 @@ pub(super) fn redirect() -> io::Result<Redirected> {
         set_sigpipe(&sigpipe);
         return Err(e);
     }
-    Ok(Redirected {
-        output,
-        input,
-        input_is_terminal,
-        saved: Saved { stdin, sigpipe },
-    })
+    Ok(Redirected { output, input, input_is_terminal, saved: Saved { stdin, sigpipe } })
 }
 
 /// Put fd 1, fd 0 and SIGPIPE back. fd 0 stays on the null device if the

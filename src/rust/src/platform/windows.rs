@@ -122,12 +122,7 @@ fn private_dup(handle: Handle) -> io::Result<File> {
 /// A new, non-inheritable C descriptor on the null device.
 fn crt_null(flags: c_int) -> io::Result<c_int> {
     // SAFETY: a NUL-terminated path and plain flags.
-    let fd = unsafe {
-        _open(
-            b"NUL\0".as_ptr() as *const c_char,
-            flags | O_BINARY | O_NOINHERIT,
-        )
-    };
+    let fd = unsafe { _open(b"NUL\0".as_ptr() as *const c_char, flags | O_BINARY | O_NOINHERIT) };
     if fd < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -175,24 +170,14 @@ fn point_fd_at(fd: c_int, handle: Handle, mode: c_int) -> bool {
 fn sync_std_handles() {
     // SAFETY: SetStdHandle accepts any value, including null (no stream).
     unsafe {
-        SetStdHandle(
-            STD_OUTPUT_HANDLE,
-            crt_handle(1).unwrap_or(std::ptr::null_mut()),
-        );
-        SetStdHandle(
-            STD_INPUT_HANDLE,
-            crt_handle(0).unwrap_or(std::ptr::null_mut()),
-        );
+        SetStdHandle(STD_OUTPUT_HANDLE, crt_handle(1).unwrap_or(std::ptr::null_mut()));
+        SetStdHandle(STD_INPUT_HANDLE, crt_handle(0).unwrap_or(std::ptr::null_mut()));
     }
 }
 
 pub(super) fn redirect() -> io::Result<Redirected> {
-    let out = real_handle(1, STD_OUTPUT_HANDLE).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::NotFound,
-            "the process has no standard output",
-        )
-    })?;
+    let out = real_handle(1, STD_OUTPUT_HANDLE)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the process has no standard output"))?;
     let output = private_dup(out)?;
     let (input, stdin, input_is_terminal) = match real_handle(0, STD_INPUT_HANDLE) {
         Some(h) => {
@@ -241,16 +226,7 @@ pub(super) fn redirect() -> io::Result<Redirected> {
         return Err(e);
     }
     sync_std_handles();
-    Ok(Redirected {
-        output,
-        input,
-        input_is_terminal,
-        saved: Saved {
-            stdin,
-            out_mode,
-            in_mode,
-        },
-    })
+    Ok(Redirected { output, input, input_is_terminal, saved: Saved { stdin, out_mode, in_mode } })
 }
 
 /// Put descriptors 0 and 1 and the Win32 standard handles back. Descriptor 0

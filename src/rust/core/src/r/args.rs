@@ -189,8 +189,13 @@ pub fn build_value<B: RBuilder>(v: Val<'_>, b: &mut B) -> B::Obj {
 pub fn check_json(v: Val<'_>) -> Result<(), String> {
     let mut path = String::from("x");
     check_value(v, &mut path, 0).map_err(|e| match e {
-        Fault::Nul(path) => format!("the string at `{}` contains a NUL character (\\u0000), which R strings cannot hold", shorten(&path)),
-        Fault::NulName(path) => format!("a name in `{}` contains a NUL character (\\u0000), which R names cannot hold", shorten(&path)),
+        Fault::Nul(path) => format!(
+            "the string at `{}` contains a NUL character (\\u0000), which R strings cannot hold",
+            shorten(&path)
+        ),
+        Fault::NulName(path) => {
+            format!("a name in `{}` contains a NUL character (\\u0000), which R names cannot hold", shorten(&path))
+        }
         Fault::Nested => format!("it is nested deeper than {MAX_ARG_DEPTH} levels"),
     })
 }

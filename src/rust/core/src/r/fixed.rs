@@ -68,10 +68,7 @@ fn bad<V: RValue>(path: &str, x: &V) -> FixedError {
 
 fn walk<V: RValue>(x: &V, path: &mut String, depth: usize) -> Result<Value, FixedError> {
     if depth > MAX_FIXED_DEPTH {
-        return Err(FixedError {
-            path: path.clone(),
-            what: format!("nested deeper than {MAX_FIXED_DEPTH} levels"),
-        });
+        return Err(FixedError { path: path.clone(), what: format!("nested deeper than {MAX_FIXED_DEPTH} levels") });
     }
     let t = x.rtype();
     if t == RType::Null {
@@ -217,11 +214,17 @@ mod tests {
     #[test]
     fn refusals_name_the_path() {
         let nested = named(vec![(Some("a"), list(vec![null(), dbl(&[f64::NAN])]))]);
-        assert_eq!(enc(&nested), Err("`x` must be JSON-serializable, but `x$a[[2]]` is a number that is NaN or infinite.".into()));
+        assert_eq!(
+            enc(&nested),
+            Err("`x` must be JSON-serializable, but `x$a[[2]]` is a number that is NaN or infinite.".into())
+        );
         let f = named(vec![(Some("f"), other("closure"))]);
         assert_eq!(enc(&f), Err("`x` must be JSON-serializable, but `x$f` is a function.".into()));
         let fac = named(vec![(Some("odd key"), int(&[1]).class(&["factor"]))]);
-        assert_eq!(enc(&fac), Err("`x` must be JSON-serializable, but `x[[\"odd key\"]]` is an object of class <factor>.".into()));
+        assert_eq!(
+            enc(&fac),
+            Err("`x` must be JSON-serializable, but `x[[\"odd key\"]]` is an object of class <factor>.".into())
+        );
         let unnamed = named(vec![(Some("a"), s("1")), (None, s("2"))]);
         assert!(enc(&unnamed).unwrap_err().contains("some elements unnamed"));
         let dup = named(vec![(Some("a"), s("1")), (Some("a"), s("2")), (Some("b"), s("")), (Some("b"), s(""))]);

@@ -127,8 +127,25 @@ pub fn describe<V: RValue>(v: &V) -> String {
 /// R's syntactic names (what `make.names(x) == x` accepts), for paths.
 fn is_syntactic(name: &str) -> bool {
     const RESERVED: [&str; 19] = [
-        "if", "else", "repeat", "while", "function", "for", "next", "break", "TRUE", "FALSE", "NULL", "Inf", "NaN", "NA",
-        "NA_integer_", "NA_real_", "NA_character_", "NA_complex_", "in",
+        "if",
+        "else",
+        "repeat",
+        "while",
+        "function",
+        "for",
+        "next",
+        "break",
+        "TRUE",
+        "FALSE",
+        "NULL",
+        "Inf",
+        "NaN",
+        "NA",
+        "NA_integer_",
+        "NA_real_",
+        "NA_character_",
+        "NA_complex_",
+        "in",
     ];
     let mut chars = name.chars();
     let Some(first) = chars.next() else { return false };

@@ -61,7 +61,12 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(o, Options { null: NullMode::List, na: NaOption::Unset, auto_unbox: false, digits: Digits::Max });
-        let o = read(&named(vec![(Some("digits"), int(&[3])), (Some("signif"), lgl(&[Some(true)])), (Some("na"), s("null"))])).unwrap();
+        let o = read(&named(vec![
+            (Some("digits"), int(&[3])),
+            (Some("signif"), lgl(&[Some(true)])),
+            (Some("na"), s("null")),
+        ]))
+        .unwrap();
         assert_eq!(o.digits, Digits::Significant(3));
         assert_eq!(o.na, NaOption::Null);
         assert_eq!(read(&null()).unwrap(), Options::default());

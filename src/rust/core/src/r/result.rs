@@ -78,9 +78,9 @@ fn required_string<V: RValue>(block: &V, name: &str, path: &str) -> Result<Strin
 fn optional_string<V: RValue>(block: &V, name: &str, path: &str) -> Result<Option<String>, String> {
     match field_present(block, name) {
         None => Ok(None),
-        Some(x) => {
-            string1(&x).map(Some).ok_or_else(|| format!("`{path}${name}` must be a single string or NULL, not {}", describe(&x)))
-        }
+        Some(x) => string1(&x)
+            .map(Some)
+            .ok_or_else(|| format!("`{path}${name}` must be a single string or NULL, not {}", describe(&x))),
     }
 }
 
@@ -139,7 +139,11 @@ fn read_tool_result<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, S
     Ok(CallResult { content, structured, is_error, meta, keep: None })
 }
 
-fn read_meta<V: RValue>(x: &V, name: &str, path: &str) -> Result<Option<serde_json::Map<String, serde_json::Value>>, String> {
+fn read_meta<V: RValue>(
+    x: &V,
+    name: &str,
+    path: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, String> {
     match field_present(x, name) {
         None => Ok(None),
         Some(m) => {
@@ -159,8 +163,12 @@ fn read_block<V: RValue>(b: &V, path: &str) -> Result<Content<V>, String> {
     let kind = required_string(b, "type", path)?;
     let block = match kind.as_str() {
         "text" => Block::Text { text: required_text(b, "text", path)? },
-        "image" => Block::Image { data: required_text(b, "data", path)?, mime_type: required_string(b, "mime_type", path)? },
-        "audio" => Block::Audio { data: required_text(b, "data", path)?, mime_type: required_string(b, "mime_type", path)? },
+        "image" => {
+            Block::Image { data: required_text(b, "data", path)?, mime_type: required_string(b, "mime_type", path)? }
+        }
+        "audio" => {
+            Block::Audio { data: required_text(b, "data", path)?, mime_type: required_string(b, "mime_type", path)? }
+        }
         "resource_link" => Block::ResourceLink {
             uri: required_string(b, "uri", path)?,
             name: required_string(b, "name", path)?,
@@ -169,11 +177,11 @@ fn read_block<V: RValue>(b: &V, path: &str) -> Result<Content<V>, String> {
             mime_type: optional_string(b, "mime_type", path)?,
             size: match field_present(b, "size") {
                 None => None,
-                Some(s) => Some(
-                    number1(&s)
-                        .filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0)
-                        .ok_or_else(|| format!("`{path}$size` must be a whole number of bytes, not {}", describe(&s)))?,
-                ),
+                Some(s) => {
+                    Some(number1(&s).filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0).ok_or_else(|| {
+                        format!("`{path}$size` must be a whole number of bytes, not {}", describe(&s))
+                    })?)
+                }
             },
         },
         "resource" => {
@@ -184,12 +192,16 @@ fn read_block<V: RValue>(b: &V, path: &str) -> Result<Content<V>, String> {
                 (false, true) => ResourceBody::Blob(required_text(b, "blob", path)?),
                 _ => return Err(format!("`{path}` must have exactly one of `text` and `blob`")),
             };
-            Block::Resource { uri: required_string(b, "uri", path)?, mime_type: optional_string(b, "mime_type", path)?, body }
+            Block::Resource {
+                uri: required_string(b, "uri", path)?,
+                mime_type: optional_string(b, "mime_type", path)?,
+                body,
+            }
         }
         other => {
             return Err(format!(
-                "`{path}$type` is \"{other}\", not one of \"text\", \"image\", \"audio\", \"resource_link\", \"resource\""
-            ))
+            "`{path}$type` is \"{other}\", not one of \"text\", \"image\", \"audio\", \"resource_link\", \"resource\""
+        ))
         }
     };
     let annotations = read_annotations(b, path)?;
@@ -235,11 +247,15 @@ fn read_annotations<V: RValue>(b: &V, path: &str) -> Result<Annotations, String>
             }
             "priority" => match number1(&value).filter(|p| (0.0..=1.0).contains(p)) {
                 Some(p) => out.priority = Some(p),
-                None => return Err(format!("`{here}$priority` must be a number from 0 to 1, not {}", describe(&value))),
+                None => {
+                    return Err(format!("`{here}$priority` must be a number from 0 to 1, not {}", describe(&value)))
+                }
             },
             "last_modified" => match string1(&value) {
                 Some(s) => out.last_modified = Some(s),
-                None => return Err(format!("`{here}$last_modified` must be a single string, not {}", describe(&value))),
+                None => {
+                    return Err(format!("`{here}$last_modified` must be a single string, not {}", describe(&value)))
+                }
             },
             _ => {
                 let mut path = here.clone();
@@ -291,20 +307,21 @@ mod tests {
 
     #[test]
     fn a_good_result_reads_whole() {
-        let r = ok(
-            result(vec![
-                (
-                    "content",
-                    list(vec![block(
-                        "text",
-                        vec![("text", s("hi")), ("annotations", named(vec![(Some("audience"), s("user")), (Some("custom"), int(&[1]))]))],
-                    )]),
-                ),
-                ("structured_json", s("{\"a\":1}")),
-                ("is_error", lgl(&[Some(false)])),
-                ("meta", named(vec![(Some("k"), s("v"))])),
-            ]),
-        );
+        let r = ok(result(vec![
+            (
+                "content",
+                list(vec![block(
+                    "text",
+                    vec![
+                        ("text", s("hi")),
+                        ("annotations", named(vec![(Some("audience"), s("user")), (Some("custom"), int(&[1]))])),
+                    ],
+                )]),
+            ),
+            ("structured_json", s("{\"a\":1}")),
+            ("is_error", lgl(&[Some(false)])),
+            ("meta", named(vec![(Some("k"), s("v"))])),
+        ]));
         assert!(!r.is_error);
         assert_eq!(r.content.len(), 1);
         assert_eq!(r.content[0].annotations.audience, Some(vec![Role::User]));
@@ -318,43 +335,88 @@ mod tests {
         let good_text = || block("text", vec![("text", s("x"))]);
         let cases: Vec<(TV, &str)> = vec![
             (result(vec![("content", list(vec![block("text", vec![])]))]), "`content[[1]]$text` is missing"),
-            (result(vec![("content", list(vec![block("text", vec![("text", null())])]))]), "`content[[1]]$text` must be a single string"),
-            (result(vec![("content", list(vec![block("text", vec![("text", chr(&[None]))])]))]), "must be a single string"),
-            (result(vec![("content", list(vec![block("text", vec![("text", chr(&[Some("a"), Some("b")]))])]))]), "must be a single string"),
-            (result(vec![("content", list(vec![named(vec![(Some("type"), s("text")), (Some("text"), s("x"))])]))]), "content block made by"),
+            (
+                result(vec![("content", list(vec![block("text", vec![("text", null())])]))]),
+                "`content[[1]]$text` must be a single string",
+            ),
+            (
+                result(vec![("content", list(vec![block("text", vec![("text", chr(&[None]))])]))]),
+                "must be a single string",
+            ),
+            (
+                result(vec![("content", list(vec![block("text", vec![("text", chr(&[Some("a"), Some("b")]))])]))]),
+                "must be a single string",
+            ),
+            (
+                result(vec![("content", list(vec![named(vec![(Some("type"), s("text")), (Some("text"), s("x"))])]))]),
+                "content block made by",
+            ),
             (result(vec![("content", list(vec![block("video", vec![])]))]), "`content[[1]]$type` is \"video\""),
             (result(vec![("content", s("x"))]), "`content` must be a list"),
-            (result(vec![("content", list(vec![good_text()])), ("is_error", s("no"))]), "`is_error` must be TRUE or FALSE"),
+            (
+                result(vec![("content", list(vec![good_text()])), ("is_error", s("no"))]),
+                "`is_error` must be TRUE or FALSE",
+            ),
             (result(vec![("is_error", lgl(&[None]))]), "`is_error` must be TRUE or FALSE"),
             (result(vec![("structured_json", s("{\"a\":\n1}"))]), "not the compact JSON"),
             (result(vec![("structured_json", s("{"))]), "not the compact JSON"),
             (result(vec![("structured_json", s("1 2"))]), "not the compact JSON"),
-            (result(vec![("structured_json", s("1}\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}"))]), "not the compact JSON"),
+            (
+                result(vec![("structured_json", s("1}\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}"))]),
+                "not the compact JSON",
+            ),
             (result(vec![("structured_json", int(&[1]))]), "`structured_json` must be a single string"),
             (result(vec![("meta", s("x"))]), "`meta`"),
             (result(vec![("meta", named(vec![(Some("f"), other("closure"))]))]), "`meta$f` is a function"),
             (
-                result(vec![("content", list(vec![block("text", vec![("text", s("x")), ("annotations", named(vec![(Some("priority"), dbl(&[2.0]))]))])]))]),
+                result(vec![(
+                    "content",
+                    list(vec![block(
+                        "text",
+                        vec![("text", s("x")), ("annotations", named(vec![(Some("priority"), dbl(&[2.0]))]))],
+                    )]),
+                )]),
                 "`content[[1]]$annotations$priority` must be a number from 0 to 1",
             ),
             (
-                result(vec![("content", list(vec![block("text", vec![("text", s("x")), ("annotations", named(vec![(Some("audience"), s("robot"))]))])]))]),
+                result(vec![(
+                    "content",
+                    list(vec![block(
+                        "text",
+                        vec![("text", s("x")), ("annotations", named(vec![(Some("audience"), s("robot"))]))],
+                    )]),
+                )]),
                 "audience",
             ),
             (
-                result(vec![("content", list(vec![block("resource", vec![("uri", s("u")), ("text", s("t")), ("blob", s("b"))])]))]),
+                result(vec![(
+                    "content",
+                    list(vec![block("resource", vec![("uri", s("u")), ("text", s("t")), ("blob", s("b"))])]),
+                )]),
                 "exactly one of `text` and `blob`",
             ),
             (
-                result(vec![("content", list(vec![block("resource_link", vec![("uri", s("u")), ("name", s("n")), ("size", dbl(&[-1.0]))])]))]),
+                result(vec![(
+                    "content",
+                    list(vec![block("resource_link", vec![("uri", s("u")), ("name", s("n")), ("size", dbl(&[-1.0]))])]),
+                )]),
                 "whole number of bytes",
             ),
             (
-                result(vec![("content", list(vec![block("image", vec![("data", s("AA==")), ("mime_type", int(&[1]).class(&["factor"]))])]))]),
+                result(vec![(
+                    "content",
+                    list(vec![block("image", vec![("data", s("AA==")), ("mime_type", int(&[1]).class(&["factor"]))])]),
+                )]),
                 "`content[[1]]$mime_type` must be a single string",
             ),
             (
-                result(vec![("content", list(vec![block("text", vec![("text", s("x")), ("meta", named(vec![(Some("d"), dbl(&[1.0]).class(&["Date"]))]))])]))]),
+                result(vec![(
+                    "content",
+                    list(vec![block(
+                        "text",
+                        vec![("text", s("x")), ("meta", named(vec![(Some("d"), dbl(&[1.0]).class(&["Date"]))]))],
+                    )]),
+                )]),
                 "`content[[1]]$meta$d`",
             ),
             (s("x").class(&[RESULT_CLASS]), "it must be a list"),

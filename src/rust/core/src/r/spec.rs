@@ -23,7 +23,9 @@ fn fixed(tool: &str, e: FixedError) -> String {
 fn optional_string<V: RValue>(spec: &V, name: &str, tool: &str) -> Result<Option<String>, String> {
     match field_present(spec, name) {
         None => Ok(None),
-        Some(x) => string1(&x).map(Some).ok_or_else(|| format!("tool {tool}: `{name}` must be a single string, not {}", describe(&x))),
+        Some(x) => string1(&x)
+            .map(Some)
+            .ok_or_else(|| format!("tool {tool}: `{name}` must be a single string, not {}", describe(&x))),
     }
 }
 
@@ -115,11 +117,19 @@ mod tests {
         let partial = named(vec![(Some("typeExtension"), s("object"))]);
         let e = read_tool(&spec(vec![("name", s("t")), ("input_schema", partial)])).unwrap_err();
         assert!(e.contains("type \"object\" at its root"), "{e}");
-        let t = read_tool(&spec(vec![("name", s("t")), ("input_schema", schema()), ("annotations", named(vec![(Some("cool"), lgl(&[Some(true)]))]))]))
-            .unwrap();
+        let t = read_tool(&spec(vec![
+            ("name", s("t")),
+            ("input_schema", schema()),
+            ("annotations", named(vec![(Some("cool"), lgl(&[Some(true)]))])),
+        ]))
+        .unwrap();
         assert_eq!(Value::Object(t.annotations.unwrap()), json!({"cool":true}), "others are sent as given");
-        let e = read_tool(&spec(vec![("name", s("t")), ("input_schema", schema()), ("annotations", named(vec![(Some("read_only_hint"), s("yes"))]))]))
-            .unwrap_err();
+        let e = read_tool(&spec(vec![
+            ("name", s("t")),
+            ("input_schema", schema()),
+            ("annotations", named(vec![(Some("read_only_hint"), s("yes"))])),
+        ]))
+        .unwrap_err();
         assert!(e.contains("wrong type"), "{e}");
         assert!(read_tool(&spec(vec![("input_schema", schema())])).is_err());
     }

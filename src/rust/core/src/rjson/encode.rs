@@ -74,10 +74,7 @@ enum Method {
 }
 
 fn is_atomic(t: RType) -> bool {
-    matches!(
-        t,
-        RType::Logical | RType::Integer | RType::Double | RType::Complex | RType::Character | RType::Raw
-    )
+    matches!(t, RType::Logical | RType::Integer | RType::Double | RType::Complex | RType::Character | RType::Raw)
 }
 
 /// The way out offered with every "cannot convert" error: what a tool can
@@ -718,7 +715,12 @@ impl<'o> Encoder<'o> {
 
     /// Writes row `i` from prepared columns: an object keyed by the column
     /// names, missing fields left out, or an array when the frame has no names.
-    fn row_cells<V: RValue>(&mut self, cells: &[Cells<'_, V>], keys: Option<&[Vec<u8>]>, i: usize) -> Result<(), String> {
+    fn row_cells<V: RValue>(
+        &mut self,
+        cells: &[Cells<'_, V>],
+        keys: Option<&[Vec<u8>]>,
+        i: usize,
+    ) -> Result<(), String> {
         match keys {
             Some(keys) => {
                 self.open(b'{')?;
@@ -978,7 +980,6 @@ fn cells_of<V: RValue>(col: &Column<V>) -> Cells<'_, V> {
 /// Items written before the output buffer is sized for the rest.
 const PRESIZE_AFTER: usize = 255;
 
-
 fn numeric_column<V: RValue>(v: V, na: Na) -> Column<V> {
     if v.rtype() == RType::Integer {
         Column::Integer(v, na)
@@ -1010,9 +1011,7 @@ fn dims_of<V: RValue>(v: &V) -> Result<Vec<usize>, String> {
         RType::Double => d.doubles().iter().map(|&x| x as i64).collect(),
         _ => return Err("the dim attribute must be numeric".to_string()),
     };
-    raw.into_iter()
-        .map(|x| usize::try_from(x).map_err(|_| "invalid dim attribute".to_string()))
-        .collect()
+    raw.into_iter().map(|x| usize::try_from(x).map_err(|_| "invalid dim attribute".to_string())).collect()
 }
 
 /// Rows of a data frame, from its row.names attribute (compact form included).

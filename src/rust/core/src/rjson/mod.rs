@@ -10,12 +10,12 @@ mod out;
 mod validate;
 mod value;
 
+#[cfg(test)]
+mod tests;
 /// A plain Rust model of R values, for tests of everything that reads R
 /// objects (here and in `tests/`).
 #[doc(hidden)]
 pub mod testvalue;
-#[cfg(test)]
-mod tests;
 
 pub use encode::MAX_DEPTH;
 pub use escape::{write_base64, write_json_string};

@@ -124,18 +124,8 @@ pub fn write_f64(out: &mut Vec<u8>, val: f64, digits: Digits) {
     }
 }
 
-const POW10: [f64; 10] = [
-    1.0,
-    10.0,
-    100.0,
-    1000.0,
-    10000.0,
-    100000.0,
-    1000000.0,
-    10000000.0,
-    100000000.0,
-    1000000000.0,
-];
+const POW10: [f64; 10] =
+    [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0, 10000000.0, 100000000.0, 1000000000.0];
 
 /// Port of `modp_dtoa2` from jsonlite's `modp_numtoa.c`: fixed decimals with
 /// trailing zeros removed and its own round-half-to-even rule. Callers
@@ -155,9 +145,8 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     let limit = POW10[prec];
     // Round up past one half, and on exactly one half when the kept digit
     // is odd (the C code's three branches, merged).
-    let round_up = diff > 0.5
-        || (diff == 0.5 && prec > 0 && (frac & 1) == 1)
-        || (diff == 0.5 && prec == 0 && (whole & 1) == 1);
+    let round_up =
+        diff > 0.5 || (diff == 0.5 && prec > 0 && (frac & 1) == 1) || (diff == 0.5 && prec == 0 && (whole & 1) == 1);
     if round_up {
         frac += 1;
         if frac as f64 >= limit {
@@ -397,10 +386,7 @@ fn sig_digits(v: f64, p: usize, digits: &mut [u8; 40]) -> (usize, i32) {
             n += 1;
         }
     }
-    let exp = std::str::from_utf8(&s[(e + 1).min(s.len())..])
-        .ok()
-        .and_then(|t| t.parse::<i32>().ok())
-        .unwrap_or(0);
+    let exp = std::str::from_utf8(&s[(e + 1).min(s.len())..]).ok().and_then(|t| t.parse::<i32>().ok()).unwrap_or(0);
     (n, exp)
 }
 

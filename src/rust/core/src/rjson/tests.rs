@@ -90,11 +90,7 @@ fn classes_asis_unbox_json() {
 #[test]
 fn data_frames() {
     let x = df(
-        vec![
-            ("a", dbl(&[1.0, na_real()])),
-            ("b", chr(&[Some("x"), None])),
-            ("c", dbl(&[f64::NAN, f64::INFINITY])),
-        ],
+        vec![("a", dbl(&[1.0, na_real()])), ("b", chr(&[Some("x"), None])), ("c", dbl(&[f64::NAN, f64::INFINITY]))],
         2,
     );
     assert_eq!(j(&x), r#"[{"a":1,"b":"x"},{}]"#);
@@ -127,10 +123,7 @@ fn data_frames() {
 #[test]
 fn matrices_and_arrays() {
     let a = int(&(1..=24).collect::<Vec<_>>()).attr("dim", int(&[2, 3, 4]));
-    assert_eq!(
-        j(&a),
-        "[[[1,7,13,19],[3,9,15,21],[5,11,17,23]],[[2,8,14,20],[4,10,16,22],[6,12,18,24]]]"
-    );
+    assert_eq!(j(&a), "[[[1,7,13,19],[3,9,15,21],[5,11,17,23]],[[2,8,14,20],[4,10,16,22],[6,12,18,24]]]");
     assert_eq!(j(&dbl(&[]).attr("dim", int(&[0, 3]))), "[]");
     assert_eq!(j(&dbl(&[]).attr("dim", int(&[3, 0]))), "[[],[],[]]");
     assert_eq!(j(&dbl(&[]).attr("dim", int(&[2, 0, 3]))), "[[],[]]");
@@ -205,10 +198,8 @@ fn encoder_speed() {
     let groups = ["alpha", "beta", "gamma", "delta"];
     let grp: Vec<Option<&str>> = (0..n).map(|_| Some(groups[(rnd() * 4.0) as usize])).collect();
     let flags: Vec<Option<bool>> = (0..n).map(|_| Some(rnd() > 0.5)).collect();
-    let mixed = df(
-        vec![("id", int(&ids)), ("value", dbl(&vals)), ("group", chr(&grp)), ("flag", lgl(&flags))],
-        n as i32,
-    );
+    let mixed =
+        df(vec![("id", int(&ids)), ("value", dbl(&vals)), ("group", chr(&grp)), ("flag", lgl(&flags))], n as i32);
     let a: Vec<f64> = (0..n).map(|_| rnd() * 1e4).collect();
     let b: Vec<f64> = (0..n).map(|_| (rnd() - 0.5) * 3.0).collect();
     let d: Vec<f64> = (0..n).map(|_| (rnd() * 100.0).round() / 100.0).collect();
@@ -255,7 +246,13 @@ fn encoder_speed() {
         best = best.min(t.elapsed().as_secs_f64());
         bytes = out.len();
     }
-    println!("{:28} {:7.2} ms  {:6.0} MB/s  ({} bytes)", "long plain text", best * 1e3, bytes as f64 / best / 1e6, bytes);
+    println!(
+        "{:28} {:7.2} ms  {:6.0} MB/s  ({} bytes)",
+        "long plain text",
+        best * 1e3,
+        bytes as f64 / best / 1e6,
+        bytes
+    );
     // For comparison: serde_json writing the same JSON text as a string.
     let jtext = String::from_utf8(to_json(&mixed, &Options::default()).expect("json")).expect("utf8");
     let mut best = f64::INFINITY;
@@ -273,8 +270,15 @@ fn encoder_speed() {
         assert!(v.is_ok());
         best = best.min(t.elapsed().as_secs_f64());
     }
-    println!("{:28} {:7.2} ms  {:6.0} MB/s", "  (serde_json parse, mixed)", best * 1e3, jtext.len() as f64 / best / 1e6);
-    for (name, x) in [("validate mixed", &mixed), ("validate long plain string", &plain), ("validate JSON-in-string", &long)] {
+    println!(
+        "{:28} {:7.2} ms  {:6.0} MB/s",
+        "  (serde_json parse, mixed)",
+        best * 1e3,
+        jtext.len() as f64 / best / 1e6
+    );
+    for (name, x) in
+        [("validate mixed", &mixed), ("validate long plain string", &plain), ("validate JSON-in-string", &long)]
+    {
         let ok = to_json(x, &Options::default()).expect("json");
         let mut best = f64::INFINITY;
         for _ in 0..15 {

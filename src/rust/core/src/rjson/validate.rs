@@ -134,7 +134,13 @@ pub fn check_compact_json(bytes: &[u8]) -> Result<(), JsonFault> {
                 }
                 return match b[i] {
                     b' ' | b'\n' | b'\r' | b'\t' => unexpected(b, i, "nothing"),
-                    _ => fault(i, format!("{} after the end of the JSON value (a second value, or a stray character)", shown(b[i]))),
+                    _ => fault(
+                        i,
+                        format!(
+                            "{} after the end of the JSON value (a second value, or a stray character)",
+                            shown(b[i])
+                        ),
+                    ),
                 };
             }
             let top = depth - 1;
@@ -268,7 +274,10 @@ fn string(b: &[u8], i: usize) -> Result<usize, JsonFault> {
                 Some(b'u') => {
                     let u = hex4(b, i + 2)?;
                     if (0xDC00..0xE000).contains(&u) {
-                        return fault(i, format!("\\u{u:04x} is the second half of a surrogate pair with no first half"));
+                        return fault(
+                            i,
+                            format!("\\u{u:04x} is the second half of a surrogate pair with no first half"),
+                        );
                     }
                     if (0xD800..0xDC00).contains(&u) {
                         let low = if b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') {
@@ -279,14 +288,19 @@ fn string(b: &[u8], i: usize) -> Result<usize, JsonFault> {
                         match low {
                             Some(l) if (0xDC00..0xE000).contains(&l) => i += 12,
                             _ => {
-                                return fault(i, format!("\\u{u:04x} is the first half of a surrogate pair with no second half"))
+                                return fault(
+                                    i,
+                                    format!("\\u{u:04x} is the first half of a surrogate pair with no second half"),
+                                )
                             }
                         }
                     } else {
                         i += 6;
                     }
                 }
-                Some(&e) => return fault(i, format!("invalid escape '\\{}' in a string", String::from_utf8_lossy(&[e]))),
+                Some(&e) => {
+                    return fault(i, format!("invalid escape '\\{}' in a string", String::from_utf8_lossy(&[e])))
+                }
                 None => return fault(n, "the text ends inside a string (no closing quote)"),
             },
             _ => {
@@ -313,9 +327,24 @@ mod tests {
     #[test]
     fn accepts_compact_json() {
         for s in [
-            "0", "-0", "1.5e-05", "1E+20", "-12.25", "true", "false", "null", "\"\"", "\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\"",
-            "\"\\u00e9\\ud83d\\ude00\"", "\"d\u{e9}j\u{e0} \u{1F600}\"", "[]", "{}", "[1,[2,[]],{}]",
-            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#, r#"[{"id":1,"value":0.5},{}]"#, "\"\u{7f}\"",
+            "0",
+            "-0",
+            "1.5e-05",
+            "1E+20",
+            "-12.25",
+            "true",
+            "false",
+            "null",
+            "\"\"",
+            "\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\"",
+            "\"\\u00e9\\ud83d\\ude00\"",
+            "\"d\u{e9}j\u{e0} \u{1F600}\"",
+            "[]",
+            "{}",
+            "[1,[2,[]],{}]",
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#,
+            r#"[{"id":1,"value":0.5},{}]"#,
+            "\"\u{7f}\"",
         ] {
             assert_eq!(check_compact_json(s.as_bytes()), Ok(()), "{s}");
         }
@@ -330,21 +359,45 @@ mod tests {
             bad(b"{\"a\": 1}"),
             "not valid JSON at byte 5: unexpected a space (compact JSON has no whitespace outside strings)"
         );
-        assert_eq!(bad(b"[1]\n"), "not valid JSON at byte 3: unexpected a newline (compact JSON has no whitespace outside strings)");
-        assert_eq!(bad(b"[1][2]"), "not valid JSON at byte 3: '[' after the end of the JSON value (a second value, or a stray character)");
+        assert_eq!(
+            bad(b"[1]\n"),
+            "not valid JSON at byte 3: unexpected a newline (compact JSON has no whitespace outside strings)"
+        );
+        assert_eq!(
+            bad(b"[1][2]"),
+            "not valid JSON at byte 3: '[' after the end of the JSON value (a second value, or a stray character)"
+        );
         assert_eq!(bad(b"[1,2"), "not valid JSON at byte 4: the text ends where ',' or ']' should follow");
         assert_eq!(bad(b"\"ab"), "not valid JSON at byte 3: the text ends inside a string (no closing quote)");
-        assert_eq!(bad(b"\"a\nb\""), "not valid JSON at byte 2: raw control byte 0x0a inside a string (write it as \\n)");
+        assert_eq!(
+            bad(b"\"a\nb\""),
+            "not valid JSON at byte 2: raw control byte 0x0a inside a string (write it as \\n)"
+        );
         assert_eq!(bad(b"\"a\x01\""), "not valid JSON at byte 2: raw control byte 0x01 inside a string");
         assert_eq!(bad(b"\"\\x\""), "not valid JSON at byte 1: invalid escape '\\x' in a string");
-        assert_eq!(bad(b"\"\\ud800\""), "not valid JSON at byte 1: \\ud800 is the first half of a surrogate pair with no second half");
-        assert_eq!(bad(b"\"\\ud800\\u0041\""), "not valid JSON at byte 1: \\ud800 is the first half of a surrogate pair with no second half");
-        assert_eq!(bad(b"\"\\udc00\""), "not valid JSON at byte 1: \\udc00 is the second half of a surrogate pair with no first half");
-        assert_eq!(bad(b"\"\\u12g4\""), "not valid JSON at byte 5: unexpected 'g' where four hex digits after \\u should follow");
+        assert_eq!(
+            bad(b"\"\\ud800\""),
+            "not valid JSON at byte 1: \\ud800 is the first half of a surrogate pair with no second half"
+        );
+        assert_eq!(
+            bad(b"\"\\ud800\\u0041\""),
+            "not valid JSON at byte 1: \\ud800 is the first half of a surrogate pair with no second half"
+        );
+        assert_eq!(
+            bad(b"\"\\udc00\""),
+            "not valid JSON at byte 1: \\udc00 is the second half of a surrogate pair with no first half"
+        );
+        assert_eq!(
+            bad(b"\"\\u12g4\""),
+            "not valid JSON at byte 5: unexpected 'g' where four hex digits after \\u should follow"
+        );
         assert_eq!(bad(b"[\"a\xff\"]"), "not valid JSON at byte 3: invalid UTF-8");
         assert_eq!(bad(b"\"\xc3\""), "not valid JSON at byte 1: invalid UTF-8");
         assert_eq!(bad(b"01"), "not valid JSON at byte 1: a number with a leading zero");
-        assert_eq!(bad(b"1."), "not valid JSON at byte 2: the text ends where a digit after the decimal point should follow");
+        assert_eq!(
+            bad(b"1."),
+            "not valid JSON at byte 2: the text ends where a digit after the decimal point should follow"
+        );
         assert_eq!(bad(b"1e"), "not valid JSON at byte 2: the text ends where a digit in the exponent should follow");
         assert_eq!(bad(b"-"), "not valid JSON at byte 1: the text ends where a digit should follow");
         assert_eq!(bad(b"+1"), "not valid JSON at byte 0: unexpected '+' where a value should follow");
@@ -411,8 +464,18 @@ mod properties {
             "\\PC{0,12}",
             proptest::collection::vec(
                 prop_oneof![
-                    Just('"'), Just('\\'), Just('/'), Just('<'), Just('\n'), Just('\u{1}'), Just('\u{1f}'),
-                    Just('\u{7f}'), Just('\u{e9}'), Just('\u{1F600}'), Just('\u{2028}'), any::<char>()
+                    Just('"'),
+                    Just('\\'),
+                    Just('/'),
+                    Just('<'),
+                    Just('\n'),
+                    Just('\u{1}'),
+                    Just('\u{1f}'),
+                    Just('\u{7f}'),
+                    Just('\u{e9}'),
+                    Just('\u{1F600}'),
+                    Just('\u{2028}'),
+                    any::<char>()
                 ],
                 0..16
             )
@@ -424,7 +487,12 @@ mod properties {
         prop_oneof![
             any::<f64>(),
             (-1e6f64..1e6),
-            Just(na_real()), Just(f64::NAN), Just(f64::INFINITY), Just(-0.0), Just(5e-324), Just(1e300),
+            Just(na_real()),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(-0.0),
+            Just(5e-324),
+            Just(1e300),
         ]
     }
 
@@ -461,7 +529,9 @@ mod properties {
                         .enumerate()
                         .map(|(j, k)| {
                             let col = match k {
-                                0 => dbl(&(0..n).map(|i| if i == 1 { na_real() } else { i as f64 / 3.0 }).collect::<Vec<_>>()),
+                                0 => dbl(&(0..n)
+                                    .map(|i| if i == 1 { na_real() } else { i as f64 / 3.0 })
+                                    .collect::<Vec<_>>()),
                                 1 => int(&(0..n as i32).map(|i| if i == 2 { NA_INT } else { i }).collect::<Vec<_>>()),
                                 2 => chr(&(0..n).map(|i| if i == 0 { None } else { Some("x\"y") }).collect::<Vec<_>>()),
                                 _ => list((0..n).map(|_| cell.clone()).collect()),
@@ -480,7 +550,11 @@ mod properties {
             prop_oneof![Just(NullMode::Null), Just(NullMode::List)],
             prop_oneof![Just(NaOption::Unset), Just(NaOption::Null), Just(NaOption::String)],
             any::<bool>(),
-            prop_oneof![(0i32..12).prop_map(Digits::Decimal), (1i32..17).prop_map(Digits::Significant), Just(Digits::Max)],
+            prop_oneof![
+                (0i32..12).prop_map(Digits::Decimal),
+                (1i32..17).prop_map(Digits::Significant),
+                Just(Digits::Max)
+            ],
         )
             .prop_map(|(null, na, auto_unbox, digits)| Options { null, na, auto_unbox, digits })
     }

@@ -34,11 +34,19 @@ pub fn tools() -> Vec<Tool<&'static str>> {
                     .as_object()
                     .cloned()
                     .unwrap_or_default(),
-                output_schema: Some(if *name == "bare_rows" { json!({"type":"array"}) } else { json!({"type":"object"}) }),
+                output_schema: Some(if *name == "bare_rows" {
+                    json!({"type":"array"})
+                } else {
+                    json!({"type":"object"})
+                }),
                 annotations: Some(json!({"readOnlyHint": true}).as_object().cloned().unwrap_or_default()),
                 meta: Some(json!({"x": 1}).as_object().cloned().unwrap_or_default()),
             },
-            formals: if *name == "text" { Formals::new(&["b".to_string(), "...".to_string()]) } else { Formals::unknown() },
+            formals: if *name == "text" {
+                Formals::new(&["b".to_string(), "...".to_string()])
+            } else {
+                Formals::unknown()
+            },
             fun: *name,
         })
         .collect()
@@ -126,7 +134,8 @@ pub fn check(line: &[u8], response: Option<&str>, legacy: Option<&str>) -> Resul
             e.get("message").and_then(Value::as_str).ok_or("error without message")?;
             if code == -32022 {
                 let d = e.get("data").ok_or("-32022 without data")?;
-                if !d.get("supported").is_some_and(Value::is_array) || !d.get("requested").is_some_and(Value::is_string) {
+                if !d.get("supported").is_some_and(Value::is_array) || !d.get("requested").is_some_and(Value::is_string)
+                {
                     return Err("-32022 data lacks supported/requested".into());
                 }
             }

@@ -43,7 +43,10 @@ pub fn returns(kind: &str, args: Option<Val<'_>>) -> Finished<TV> {
                         ("meta", named(vec![(Some("a"), int(&[1]))])),
                         (
                             "annotations",
-                            named(vec![(Some("audience"), s("user")), (Some("last_modified"), s("2025-01-01T00:00:00Z"))]),
+                            named(vec![
+                                (Some("audience"), s("user")),
+                                (Some("last_modified"), s("2025-01-01T00:00:00Z")),
+                            ]),
                         ),
                     ],
                 )]),
@@ -71,7 +74,10 @@ pub fn returns(kind: &str, args: Option<Val<'_>>) -> Finished<TV> {
                     ("meta", named(vec![(Some("b"), int(&[2]))])),
                     (
                         "annotations",
-                        named(vec![(Some("priority"), dbl(&[0.5])), (Some("last_modified"), s("2025-01-01T00:00:00Z"))]),
+                        named(vec![
+                            (Some("priority"), dbl(&[0.5])),
+                            (Some("last_modified"), s("2025-01-01T00:00:00Z")),
+                        ]),
                     ),
                 ],
             )]),

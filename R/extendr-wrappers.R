@@ -10,6 +10,8 @@ rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
 
 rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, helpers)
 
+rust_json_size <- function(x, opts, helpers) .Call(wrap__rust_json_size, x, opts, helpers)
+
 rust_serve <- function(specs, instructions, opts, invoker, info, helpers, on_start, workers) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info, helpers, on_start, workers)
 
 rust_on_exit <- function() .Call(wrap__rust_on_exit)

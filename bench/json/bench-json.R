@@ -61,10 +61,21 @@ if (child) {
   suppressPackageStartupMessages({ library(mcplite); library(jsonlite) })
   x <- make_data(case, n)
   opts <- list(null = "null", na = NA_character_, auto_unbox = TRUE, digits = 4L, signif = FALSE)
+  # Builds from before the glue rewrite take no helpers argument.
+  to_json <- mcplite:::rust_to_json
+  helpers <- if (length(formals(to_json)) == 3) mcplite:::json_helpers()
   run <- if (impl == "jsonlite") {
     function() as.character(jsonlite::toJSON(x, auto_unbox = TRUE, null = "null"))
+  } else if (impl == "serializer") {
+    # The serializer alone: the JSON is written (into a reused buffer) and
+    # measured, but no R string is made of it.
+    function() { r <- mcplite:::rust_json_size(x, opts, helpers); stopifnot(is.null(r$error)); strrep(" ", 0) }
   } else {
-    function() { r <- mcplite:::rust_to_json(x, opts); stopifnot(is.null(r$error)); r$value }
+    function() {
+      r <- if (is.null(helpers)) to_json(x, opts) else to_json(x, opts, helpers)
+      stopifnot(is.null(r$error))
+      r$value
+    }
   }
   invisible(gc())
   before <- rss_kb("VmRSS")
@@ -73,7 +84,7 @@ if (child) {
   out <- run()
   first <- as.numeric(Sys.time() - t0, units = "secs")
   peak <- rss_kb("VmHWM") - before
-  bytes <- nchar(out, type = "bytes")
+  bytes <- if (impl == "serializer") mcplite:::rust_json_size(x, opts, helpers)$value else nchar(out, type = "bytes")
   # The floor any serializer returning an R string pays: R making the string
   # itself (rawToChar: a NUL scan, then mkChar's scan, hash and copy).
   raw_out <- if (impl == "new") charToRaw(out) else NULL
@@ -120,8 +131,8 @@ script <- normalizePath(sub("--file=", "", grep("--file=", commandArgs(FALSE), v
 procs <- as.integer(Sys.getenv("BENCH_JSON_ROUNDS", "3"))
 new_lib <- Sys.getenv("R_LIBS")
 old_lib <- Sys.getenv("MCPLITE_OLD_LIB")
-impls <- c("new", if (nzchar(old_lib)) "old", "jsonlite")
-lib_of <- c(new = new_lib, old = old_lib, jsonlite = new_lib)
+impls <- c("new", "serializer", if (nzchar(old_lib)) "old", "jsonlite")
+lib_of <- c(new = new_lib, serializer = new_lib, old = old_lib, jsonlite = new_lib)
 rows <- list()
 # jsonlite needs minutes per run for 1e6 rows of list cells; cap those cases.
 slow_cases <- c("list_column", "nested_list")
@@ -151,7 +162,7 @@ for (case in cases) for (n in sizes) {
   row <- data.frame(
     case = case, rows = format(n, big.mark = ",", scientific = FALSE),
     new_s = get("new", "time"), old_s = get("old", "time"), jsonlite_s = get("jsonlite", "time"),
-    new_x = paired("new"), old_x = paired("old"),
+    new_x = paired("new"), old_x = paired("old"), ser_s = get("serializer", "time"), ser_x = paired("serializer"),
     new_mbs = get("new", "bytes") / 1e6 / get("new", "time"),
     new_peak = get("new", "mem"), old_peak = get("old", "mem"), jsonlite_peak = get("jsonlite", "mem"),
     json_mb = get("new", "bytes") / 1e6,
@@ -166,11 +177,13 @@ if (any(!tab$same_length)) cat("\nWARNING: some outputs differ in length from js
 cat(sprintf("\nload average before/after: see uptime; R %s, jsonlite %s\n", getRversion(), packageVersion("jsonlite")))
 cat("\nTimes are CPU ms per call (medians); wall ms in the last column. 'R string' is R making\n")
 cat("a string of the same bytes (rawToChar), which is part of every time here.\n")
-cat("\n| case | rows | JSON (MB) | new (ms) | old (ms) | jsonlite (ms) | new vs jsonlite | old vs jsonlite | new MB/s | R string (ms) | peak new / old / jsonlite (MB) | wall new / jsonlite (ms) |\n")
-cat("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+cat("'serializer alone' is the same serialization without making an R string of the result.\n")
+cat("\n| case | rows | JSON (MB) | new (ms) | serializer alone (ms) | old (ms) | jsonlite (ms) | new vs jsonlite | serializer alone vs jsonlite | old vs jsonlite | serializer MB/s | R string (ms) | peak new / old / jsonlite (MB) | wall new / jsonlite (ms) |\n")
+cat("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 for (i in seq_len(nrow(tab))) with(tab[i, ], cat(sprintf(
-  "| %s | %s | %.1f | %.1f | %s | %.1f | %.1fx | %s | %.0f | %.1f | %.1f / %s / %.1f | %.1f / %.1f |\n",
-  case, rows, json_mb, new_s * 1e3, if (is.na(old_s)) "-" else sprintf("%.1f", old_s * 1e3), jsonlite_s * 1e3,
-  new_x, if (is.na(old_x)) "-" else sprintf("%.1fx", old_x), new_mbs, rstring * 1e3, new_peak,
-  if (is.na(old_peak)) "-" else sprintf("%.1f", old_peak), jsonlite_peak, new_wall * 1e3, jsonlite_wall * 1e3
+  "| %s | %s | %.1f | %.1f | %.2f | %s | %.1f | %.1fx | %.1fx | %s | %.0f | %.1f | %.1f / %s / %.1f | %.1f / %.1f |\n",
+  case, rows, json_mb, new_s * 1e3, ser_s * 1e3, if (is.na(old_s)) "-" else sprintf("%.1f", old_s * 1e3),
+  jsonlite_s * 1e3, new_x, ser_x, if (is.na(old_x)) "-" else sprintf("%.1fx", old_x), json_mb / ser_s,
+  rstring * 1e3, new_peak, if (is.na(old_peak)) "-" else sprintf("%.1f", old_peak), jsonlite_peak,
+  new_wall * 1e3, jsonlite_wall * 1e3
 )))

@@ -58,6 +58,18 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     })())
 }
 
+/// The length in bytes of the payload JSON of `x`, without making an R
+/// string of it: the serializer alone, for bench/json.
+/// @noRd
+#[extendr]
+fn rust_json_size(x: Robj, opts: Robj, helpers: Robj) -> Robj {
+    outcome((|| {
+        sexp::set_helpers(&helpers)?;
+        let o = mcplite_core::r::options::read(&Sx::borrowed(&opts))?;
+        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| Robj::from(bytes.len() as f64))
+    })())
+}
+
 /// Serve MCP on stdin/stdout until end of input.
 /// @noRd
 #[extendr]
@@ -100,6 +112,7 @@ extendr_module! {
     fn rust_json_parse;
     fn rust_to_json_fixed;
     fn rust_to_json;
+    fn rust_json_size;
     fn rust_serve;
     fn rust_on_exit;
     use client;

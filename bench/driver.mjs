@@ -228,7 +228,9 @@ const IMPLS = [
   // BENCH_OURS_SERVERS: a directory of pkg-*.R scripts to use for our column
   // instead of servers/ (for trying out work in progress).
   { key: 'ours', label: 'mcplite', env: OUR_LIB ? { R_LIBS: OUR_LIB } : {}, pkg: true, dir: env.BENCH_OURS_SERVERS },
-  { key: 'cran', label: 'mcplite (CRAN)', env: { R_LIBS: CRAN_LIB }, pkg: true },
+  // BENCH_CRAN_LABEL: when BENCH_CRAN_LIB holds another build of mcplite (an
+  // earlier commit), so one run pairs the two builds.
+  { key: 'cran', label: env.BENCH_CRAN_LABEL || 'mcplite (CRAN)', env: { R_LIBS: CRAN_LIB }, pkg: true },
   { key: 'bare', label: 'bare limit', env: {}, pkg: false },
 ];
 const script = (impl, kind) => `${impl.pkg ? 'pkg' : 'bare'}-${kind}.R`;
@@ -722,7 +724,7 @@ function renderTable(R) {
 
   const rows = [];
   const head =
-    `| Scenario | ${cols.map(lab).join(' | ')} | mcplite speed-up vs CRAN | mcplite cost vs bare | Target | Status |\n` +
+    `| Scenario | ${cols.map(lab).join(' | ')} | mcplite speed-up vs ${lab('cran')} | mcplite cost vs bare | Target | Status |\n` +
     `| --- | ${cols.map(() => '---:').join(' | ')} | ---: | ---: | --- | --- |`;
   const get = (obj, k, field) => obj[k]?.map((r) => r[field]);
 

@@ -153,7 +153,7 @@ for (case in cases) for (n in sizes) {
       f <- strsplit(line[length(line)], "\t")[[1]]
       runs[[impl]] <- rbind(runs[[impl]], data.frame(
         time = as.numeric(f[4]), mem = as.numeric(f[5]), bytes = as.numeric(f[6]), wall = as.numeric(f[7]),
-        floor = as.numeric(f[9])
+        floor = if (f[9] == "NA") NA_real_ else as.numeric(f[9])
       ))
     }
   }

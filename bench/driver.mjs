@@ -271,7 +271,7 @@ async function probeColumns() {
     ours.missing = 'resolves to CRAN copy';
     active.splice(active.indexOf(ours), 1);
   }
-  if (ver.cran) cran.label = `mcplite ${ver.cran} (CRAN)`;
+  if (ver.cran && !env.BENCH_CRAN_LABEL) cran.label = `mcplite ${ver.cran} (CRAN)`;
   if (ver.ours) ours.label = `mcplite ${ver.ours}`;
   // The server must really be the package we think it is: check serverInfo.
   for (const impl of active.filter((i) => i.pkg)) {

@@ -20,23 +20,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 log() { printf '[check-windows] %s\n' "$*" >&2; }
+. tools/apt.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 pkgs=(rustc libstd-rust-dev-windows gcc-mingw-w64-x86-64 wine64)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    log "apt-get install ${missing[*]}"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    log "please install ${missing[*]} with apt-get"; exit 1
-  fi
-fi
+apt_install_missing "${pkgs[@]}" || exit 1
 
 native_rustc=${RUSTC:-$(command -v rustc || echo "$HOME/.cargo/bin/rustc")}
 windows_rustc=${WINDOWS_RUSTC:-/usr/bin/rustc}

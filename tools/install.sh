@@ -10,6 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 log() { printf '[install] %s\n' "$*" >&2; }
+. tools/apt.sh
 
 if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
   export PATH="$HOME/.cargo/bin:$PATH" # rustup's cargo with rustup's rustc
@@ -21,19 +22,8 @@ apt_pkgs=(pandoc qpdf xz-utils libcurl4-openssl-dev libssl-dev pkg-config devscr
   r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-pkgdown r-cran-processx
   r-cran-testthat r-cran-curl r-cran-openssl r-cran-later r-cran-promises
   r-cran-rlang r-cran-cli r-cran-r6 r-cran-glue r-cran-lifecycle)
-missing=()
-for p in "${apt_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    log "apt-get install ${missing[*]}"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    log "not root: please install ${missing[*]} with apt-get"
-  fi
-fi
+# Without root (status 1) the rest may still work: go on. A failing apt-get stops.
+apt_install_missing "${apt_pkgs[@]}" || [ $? -eq 1 ]
 
 # R packages go into the first writable library that `Rscript --vanilla` (the
 # way MCP clients start servers) sees; when none is writable, into the user

@@ -66,14 +66,22 @@ pub fn read_outcome(outcome: Robj, name: &str) -> Finished<Sx> {
     }
 }
 
+/// A call's arguments as the R list the tool function is called with; a tool
+/// error when R cannot hold them.
+pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<Robj, Finished<Sx>> {
+    build::arguments(arguments)
+        .ok_or_else(|| Finished::Failed(format!("Tool {name} received arguments too large for R to hold.")))
+}
+
 impl ToolHost for RHost {
     type Fun = RFun;
     type Value = Sx;
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
-        let Some(args) = build::arguments(arguments) else {
-            return Started::Done(Finished::Failed(format!("Tool {name} received arguments too large for R to hold.")));
+        let args = match call_arguments(name, arguments) {
+            Ok(args) => args,
+            Err(failed) => return Started::Done(failed),
         };
         // An interrupt that arrived while the server was idle is not for this tool.
         platform::take_interrupt();

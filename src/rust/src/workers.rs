@@ -6,9 +6,8 @@
 //! error. A worker returns what `invoke_tool()` returns, read exactly as for
 //! the in-process host.
 
-use crate::build;
 use crate::ffi;
-use crate::host::{read_outcome, RFun};
+use crate::host::{call_arguments, read_outcome, RFun};
 use crate::platform;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
@@ -100,8 +99,9 @@ impl ToolHost for WorkerHost {
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
-        let Some(args) = build::arguments(arguments) else {
-            return Started::Done(Finished::Failed(format!("Tool {name} received arguments too large for R to hold.")));
+        let args = match call_arguments(name, arguments) {
+            Ok(args) => args,
+            Err(failed) => return Started::Done(failed),
         };
         self.next += 1;
         let task = self.next;

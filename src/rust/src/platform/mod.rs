@@ -76,6 +76,15 @@ mod windows;
 #[cfg(windows)]
 use self::windows as imp;
 
+/// What each OS's `redirect()` hands to the guard: the private copies of the
+/// real stdout and stdin, and what its `restore()` needs.
+struct Redirected {
+    output: File,
+    input: File,
+    input_is_terminal: bool,
+    saved: imp::Saved,
+}
+
 /// Flush every C stdio stream (`fflush(NULL)`), so that output a tool has
 /// buffered leaves before descriptors move.
 pub fn flush_c_streams() {

@@ -2,15 +2,9 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::io::{AsRawFd, FromRawFd};
 
-/// What `redirect()` hands to the guard.
-pub(super) struct Redirected {
-    pub output: File,
-    pub input: File,
-    pub input_is_terminal: bool,
-    pub saved: Saved,
-}
+use super::Redirected;
+use std::os::unix::io::{AsRawFd, FromRawFd};
 
 /// What `restore()` needs besides the protocol output.
 pub(super) struct Saved {

@@ -10,6 +10,8 @@
 use std::ffi::c_void;
 use std::fs::{File, OpenOptions};
 use std::io;
+
+use super::Redirected;
 use std::os::raw::{c_char, c_int};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, IntoRawHandle};
 
@@ -49,14 +51,6 @@ extern "C" {
     fn _open(path: *const c_char, flags: c_int, ...) -> c_int;
     fn _setmode(fd: c_int, mode: c_int) -> c_int;
     fn fflush(stream: *mut c_void) -> c_int;
-}
-
-/// What `redirect()` hands to the guard.
-pub(super) struct Redirected {
-    pub output: File,
-    pub input: File,
-    pub input_is_terminal: bool,
-    pub saved: Saved,
 }
 
 /// What `restore()` needs besides the protocol output.
@@ -192,35 +186,7 @@ pub(super) fn redirect() -> io::Result<Redirected> {
     let out_mode = crt_mode(1);
     let in_mode = crt_mode(0);
 
-    let null_in = crt_null(O_RDONLY)?;
-    let null_out = if crt_handle(2).is_some() {
-        None
-    } else {
-        match crt_null(O_WRONLY) {
-            Ok(fd) => Some(fd),
-            Err(e) => {
-                // SAFETY: closing the descriptor opened above.
-                unsafe { _close(null_in) };
-                return Err(e);
-            }
-        }
-    };
-    // SAFETY: _dup2 between descriptors that are open (it can only fail in
-    // DuplicateHandle, whose error is read at once); the temporary null
-    // descriptors are closed afterwards.
-    let moved = unsafe {
-        let moved = if _dup2(null_out.unwrap_or(2), 1) != 0 || _dup2(null_in, 0) != 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        };
-        _close(null_in);
-        if let Some(fd) = null_out {
-            _close(fd);
-        }
-        moved
-    };
-    if let Err(e) = moved {
+    if let Err(e) = stdio_to_null() {
         point_fd_at(1, output.as_raw_handle(), out_mode);
         sync_std_handles();
         return Err(e);
@@ -243,6 +209,15 @@ pub(super) fn restore(saved: &mut Saved, output: &File) {
 /// descriptor 0 at the null device, keeping nothing of what they were; the
 /// Win32 standard handles follow.
 pub(super) fn detach() -> io::Result<()> {
+    let moved = stdio_to_null();
+    sync_std_handles();
+    moved
+}
+
+/// Point descriptor 1 at stderr (the null device if there is none) and
+/// descriptor 0 at the null device. The Win32 standard handles are left to
+/// the caller (`sync_std_handles()`).
+fn stdio_to_null() -> io::Result<()> {
     let null_in = crt_null(O_RDONLY)?;
     let null_out = if crt_handle(2).is_some() {
         None
@@ -256,21 +231,19 @@ pub(super) fn detach() -> io::Result<()> {
             }
         }
     };
-    // SAFETY: _dup2 between descriptors that are open; the temporary null
+    // SAFETY: _dup2 between descriptors that are open (it can only fail in
+    // DuplicateHandle, whose error is read at once); the temporary null
     // descriptors are closed afterwards.
-    let moved = unsafe {
-        let out_ok = _dup2(null_out.unwrap_or(2), 1) == 0;
-        let in_ok = _dup2(null_in, 0) == 0;
+    unsafe {
+        let moved = if _dup2(null_out.unwrap_or(2), 1) != 0 || _dup2(null_in, 0) != 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        };
         _close(null_in);
         if let Some(fd) = null_out {
             _close(fd);
         }
-        out_ok && in_ok
-    };
-    sync_std_handles();
-    if moved {
-        Ok(())
-    } else {
-        Err(io::Error::new(io::ErrorKind::Other, "cannot redirect descriptors 0 and 1"))
+        moved
     }
 }

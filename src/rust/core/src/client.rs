@@ -455,13 +455,10 @@ impl Client {
         if self.eof {
             return Err(self.exited());
         }
-        let text = msg.to_string();
-        self.record(true, &text);
-        let mut line = text.into_bytes();
-        line.push(b'\n');
-        match &self.writer {
-            Some(w) if w.send(line).is_ok() => Ok(()),
-            _ => Err(self.exited()),
+        if self.write_line(msg) {
+            Ok(())
+        } else {
+            Err(self.exited())
         }
     }
 
@@ -509,7 +506,8 @@ impl Client {
                         "id": id,
                         "error": {"code": -32601, "message": format!("Method not found: {method}")},
                     });
-                    let _ = self.send_raw(&answer);
+                    // A writer that is gone shows as end of input on the next read.
+                    self.write_line(&answer);
                     push_bounded(&mut self.server_requests, Value::Object(msg));
                 }
                 None => push_bounded(&mut self.notifications, Value::Object(msg)),
@@ -540,15 +538,14 @@ impl Client {
         None
     }
 
-    fn send_raw(&mut self, msg: &Value) -> Result<(), ClientError> {
+    /// Record `msg` and hand it to the writer thread as one line; false when
+    /// the writer is gone.
+    fn write_line(&mut self, msg: &Value) -> bool {
         let text = msg.to_string();
         self.record(true, &text);
         let mut line = text.into_bytes();
         line.push(b'\n');
-        match &self.writer {
-            Some(w) if w.send(line).is_ok() => Ok(()),
-            _ => Err(ClientError::Closed),
-        }
+        matches!(&self.writer, Some(w) if w.send(line).is_ok())
     }
 
     /// Read whatever the server has written so far, without waiting.

@@ -253,12 +253,13 @@ worker_run <- function(script, name, args, options, traceparent = NULL) {
 }
 
 # The tools of `script` on this worker, by name: evaluated once per process
-# (again if mirai's cleanup removed what it defined). A message if the script
+# (again if mirai's cleanup removed what it defined: a global variable or an
+# attached package it had after the script ran). A message if the script
 # fails here.
 worker_tools <- function(script) {
   loaded <- worker_state$tools
   if (!is.null(loaded) && identical(worker_state$script, script) &&
-      identical(get0(".mcplite_worker_script", envir = globalenv(), inherits = FALSE), script)) {
+      all(worker_state$globals %in% names(globalenv())) && all(worker_state$search %in% search())) {
     return(loaded)
   }
   worker_state$tools <- NULL
@@ -287,7 +288,8 @@ worker_tools <- function(script) {
   names(tools) <- vapply(specs, function(s) s$name, character(1))
   worker_state$tools <- tools
   worker_state$script <- script
-  assign(".mcplite_worker_script", script, envir = globalenv())
+  worker_state$globals <- names(globalenv())
+  worker_state$search <- search()
   worker_keep_state()
   tools
 }

@@ -163,6 +163,21 @@ test_that("calls in flight at end of input are answered before the server exits 
   mcp_validate(mcp_by_id(early, "d"), "2026-07-28", "DiscoverResult")
 })
 
+test_that("a worker evaluates the script again when what it set up is gone", {
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "forget"))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "forgotten")
+  # The one worker lost `lookup` and package:tools; the next call finds them again.
+  mcp_send(proc, legacy_call(2, "top_level", args_json(key = "a")))
+  r <- mcp_read(proc, 1)[[1]]
+  expect_false(isTRUE(r$result$isError))
+  expect_identical(first_text(r), "a is alpha; csv; hello")
+  expect_identical(mcp_close(proc)$status, 0L)
+})
+
 test_that("tools use the script's top-level data, packages and options on workers", {
   proc <- workers_server("2")
   on.exit(mcp_kill(proc), add = TRUE)
@@ -239,7 +254,7 @@ test_that("a script that fails on the workers is reported at start and by every 
   expect_true(failed$result$isError)
   expect_match(first_text(failed), "The worker could not evaluate the server script", fixed = TRUE)
   expect_match(first_text(failed), "this script refuses to run on a worker", fixed = TRUE)
-  expect_length(mcp_by_id(got, "2")$result$tools, 14)
+  expect_length(mcp_by_id(got, "2")$result$tools, 15)
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   expect_match(out$stderr, "mcplite: a worker could not define the tools: The worker could not evaluate", fixed = TRUE)

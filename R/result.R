@@ -65,7 +65,9 @@ tool_result <- function(content = list(), structured_content = NULL,
     if (identical(structured_content, list())) structured_content <- empty_object()
     opts <- payload_options(call)
     structured_json <- json_payload(structured_content, opts, "structured_content", call = call)
-    if (generate) content <- list(content_text(structured_json))
+    # The text fallback is the same JSON text object. Built without
+    # content_text()'s checks, which would make R read (and copy) the JSON.
+    if (generate) content <- list(new_block("text", list(text = structured_json), list(), list(), call))
   }
 
   structure(

@@ -1,7 +1,11 @@
 // Forward R's routine registration to the Rust static library; referencing the
 // symbol here also keeps the linker from dropping the library.
-void R_init_mcplite_extendr(void *dll);
+#include <R_ext/Rdynload.h>
 
-void R_init_mcplite(void *dll) {
-    R_init_mcplite_extendr(dll);
+void R_init_mcplite_extendr(void *dll);
+void mcplite_init_json_class(DllInfo *dll);
+
+void R_init_mcplite(DllInfo *dll) {
+  R_init_mcplite_extendr(dll);
+  mcplite_init_json_class(dll);
 }

@@ -104,3 +104,45 @@ test_that("results and blocks print the fields they have, read by exact names", 
   out <- capture.output(print(b))
   expect_false(any(grepl("meta:|annotations:", out)))
 })
+
+test_that("the structured JSON behaves as an ordinary string in R", {
+  # tool_result() holds the JSON as a string R makes only when R code reads
+  # it; every base operation must see the same string as before.
+  df <- data.frame(id = 1:3, name = c("a", "caf\u00e9", NA), v = c(1.5, NA, -2))
+  want <- as.character(jsonlite::toJSON(df, auto_unbox = TRUE, null = "null"))
+  r <- tool_result(structured_content = df)
+  json <- r$structured_json
+  expect_identical(json, want)
+  expect_identical(r$content[[1]]$text, json)
+  expect_identical(Encoding(json), "UTF-8")
+  expect_identical(nchar(json), nchar(want))
+  expect_false(is.na(json))
+  expect_true(json == want)
+  expect_true(json %in% c("x", want))
+  expect_identical(unique(c(json, want)), want)
+  expect_identical(sort(c(json, "a")), sort(c(want, "a")))
+  expect_identical(paste0(json, "!"), paste0(want, "!"))
+  expect_identical(substr(json, 1, 8), '[{"id":1')
+  expect_identical(enc2native(enc2utf8(json)), enc2native(want))
+  expect_identical(jsonlite::fromJSON(json)$name, c("a", "caf\u00e9", NA))
+  expect_identical(unserialize(serialize(r, NULL)), r)
+  path <- tempfile(fileext = ".rds")
+  on.exit(unlink(path))
+  saveRDS(r, path)
+  expect_identical(readRDS(path)$structured_json, want)
+})
+
+test_that("changing a copy of the structured JSON leaves the result alone", {
+  r <- tool_result(structured_content = list(a = 1))
+  x <- r$structured_json
+  x[1] <- "changed"
+  expect_identical(x, "changed")
+  y <- r$content[[1]]$text
+  Encoding(y) <- "latin1"
+  r2 <- r
+  r2$structured_json[1] <- "{\"b\":2}"
+  expect_identical(r2$structured_json, "{\"b\":2}")
+  expect_identical(r$structured_json, "{\"a\":1}")
+  expect_identical(r$content[[1]]$text, "{\"a\":1}")
+  expect_identical(r2$content[[1]]$text, "{\"a\":1}")
+})

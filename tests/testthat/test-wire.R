@@ -167,3 +167,52 @@ test_that("schemas neither coerce nor validate what clients send", {
   # A value that does not match the schema still reaches the function.
   expect_match(response(lines, 2), '"text":"character given"', fixed = TRUE)
 })
+
+test_that("structured JSON is sent as built, and checked once R code has changed it", {
+  skip_on_cran()
+  # tool_result() keeps its JSON where R code cannot change it, and the
+  # server sends those bytes as they are. Once a tool has changed the text
+  # (here in a copy it returns), the server checks it like any R string.
+  code <- c(
+    "df <- data.frame(id = 1:3, s = c('a\"b', 'line\\nbreak', '</x>'), v = c(0.5, NA, 2))",
+    "plain <- tool(function() tool_result(structured_content = list(rows = df)), 'Plain.', name = 'plain')",
+    "read <- tool(function() { r <- tool_result(structured_content = list(rows = df)); nchar(r$structured_json); r },",
+    "  'Read first.', name = 'read')",
+    "edited <- tool(function() { r <- tool_result(structured_content = df);",
+    "  r$structured_json[1] <- '{\"edited\":true}'; r$content[[1]]$text[1] <- 'edited'; r },",
+    "  'Edited.', name = 'edited')",
+    "broken <- tool(function() { r <- tool_result(structured_content = list(a = 1));",
+    "  r$structured_json[1] <- '{\"a\":1}\\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}'; r },",
+    "  'Broken.', name = 'broken')",
+    "bare <- tool(function() tool_result(structured_content = list(rows = df))$structured_json, 'Bare.', name = 'bare')",
+    "mcp_server(list(plain, read, edited, broken, bare))"
+  )
+  call <- function(id, name) {
+    sprintf('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{}}}', id, name)
+  }
+  lines <- serve_lines(code, c(call(1, "plain"), call(2, "read"), call(3, "edited"), call(4, "broken"), call(5, "bare")))
+  expect_length(lines, 6)
+  # By id (the data itself holds "id":1, so no text search).
+  answers <- lapply(lines, jsonlite::fromJSON, simplifyVector = FALSE)
+  ids <- vapply(answers, function(a) a$id, numeric(1))
+  line_of <- function(id) lines[[which(ids == id)]]
+  result_of <- function(id) answers[[which(ids == id)]]$result
+  want <- '{"rows":[{"id":1,"s":"a\\"b","v":0.5},{"id":2,"s":"line\\nbreak"},{"id":3,"s":"<\\/x>","v":2}]}'
+  for (id in 1:2) {
+    r <- result_of(id)
+    expect_identical(r$content[[1]]$text, want)
+    expect_identical(r$structuredContent, jsonlite::fromJSON(want, simplifyVector = FALSE))
+    expect_false(r$isError)
+  }
+  expect_match(line_of(1), paste0(',"structuredContent":', want, ','), fixed = TRUE)
+  expect_identical(line_of(1), sub('"id":2,', '"id":1,', line_of(2), fixed = TRUE))
+  r <- result_of(3)
+  expect_identical(r$content[[1]]$text, "edited")
+  expect_identical(r$structuredContent, list(edited = TRUE))
+  r <- result_of(4)
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "`structured_json` is not the compact JSON", fixed = TRUE)
+  expect_false(any(grepl('"id":99', lines, fixed = TRUE)))
+  r <- result_of(5)
+  expect_identical(r$content[[1]]$text, want)
+})

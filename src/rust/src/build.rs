@@ -126,10 +126,12 @@ pub fn value(v: Val<'_>) -> Option<Robj> {
     })
 }
 
-/// An R character string holding `bytes` (JSON text our serializer wrote:
-/// no NUL). Bytes that are not UTF-8 (passed-through "bytes" strings, as
-/// jsonlite does) are replaced.
-pub fn string(bytes: &[u8]) -> std::result::Result<Robj, String> {
+/// A character vector of length one holding `bytes` (JSON text our serializer
+/// wrote: no NUL) as a JSON text object (src/altjson.c): R makes the string
+/// only if R code reads it, and the server writes the bytes as they are.
+/// Bytes that are not UTF-8 (passed-through "bytes" strings, as jsonlite
+/// does) are replaced.
+pub fn json_text(bytes: &[u8]) -> std::result::Result<Robj, String> {
     if bytes.len() > c_int::MAX as usize {
         return Err("JSON text is larger than R's 2 GB string limit".into());
     }
@@ -142,18 +144,9 @@ pub fn string(bytes: &[u8]) -> std::result::Result<Robj, String> {
         }
     };
     ffi::protected(|| {
-        // SAFETY: the length fits an int (checked above) and the text has no
-        // NUL; the CHARSXP is protected while the vector is allocated.
-        unsafe {
-            let ch = extendr_ffi::Rf_mkCharLenCE(bytes.as_ptr() as *const _, bytes.len() as c_int, cetype_t::CE_UTF8);
-            extendr_ffi::Rf_protect(ch);
-            let x = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, 1);
-            extendr_ffi::Rf_protect(x);
-            extendr_ffi::SET_STRING_ELT(x, 0, ch);
-            let out = Robj::from_sexp(x);
-            extendr_ffi::Rf_unprotect(2);
-            out
-        }
+        // SAFETY: `bytes` is valid for its length, which fits an int (checked
+        // above); the C function only allocates and copies.
+        unsafe { Robj::from_sexp(ffi::mcplite_json_text(bytes.as_ptr(), bytes.len() as isize)) }
     })
     .ok_or_else(|| "R could not make a string of the JSON text".to_string())
 }

@@ -53,8 +53,8 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     outcome((|| {
         sexp::set_helpers(&helpers)?;
         let o = mcplite_core::r::options::read(&Sx::borrowed(&opts))?;
-        // Serialized into a reused buffer and copied once, into the R string.
-        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, build::string)?
+        // Serialized into a reused buffer and copied once, into a JSON text.
+        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, build::json_text)?
     })())
 }
 

@@ -285,9 +285,35 @@ impl RValue for Sx {
         if self.typeof_() != SEXPTYPE::STRSXP || i >= self.len() {
             return None;
         }
+        // A JSON text is read without R making its string.
+        if let Some(b) = self.core_json() {
+            return Some(Cow::Borrowed(b));
+        }
         // SAFETY: a character vector and an index below its length; CHARSXPs
         // live as long as their vector.
         unsafe { charsxp_utf8(extendr_ffi::STRING_ELT(self.sexp, i as isize)) }
+    }
+
+    fn core_json(&self) -> Option<&[u8]> {
+        // JSON texts have length one; longer vectors (data-frame columns)
+        // skip the check.
+        if self.typeof_() != SEXPTYPE::STRSXP || self.len() != 1 {
+            return None;
+        }
+        let mut p: *const u8 = std::ptr::null();
+        let mut n: isize = 0;
+        // SAFETY: a live object and two out-pointers; the C function only
+        // reads the object (it never allocates or fails).
+        let ours = unsafe { ffi::mcplite_json_bytes(self.sexp, &mut p, &mut n) } != 0;
+        if !ours {
+            return None;
+        }
+        if p.is_null() || n <= 0 {
+            return Some(&[]);
+        }
+        // SAFETY: the raw vector's data, n bytes, owned by the JSON text this
+        // view keeps alive; R code cannot change it (it is dropped instead).
+        Some(unsafe { std::slice::from_raw_parts(p, n as usize) })
     }
 
     fn list_elt(&self, i: usize) -> Self {

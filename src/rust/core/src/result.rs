@@ -42,6 +42,12 @@ impl<V: RValue> Text<V> {
 
     /// Appends the text as a JSON string literal.
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        if let Text::R(v) = self {
+            if let Some(b) = v.core_json() {
+                // Valid UTF-8 already (the glue made it so).
+                return crate::rjson::write_json_string(out, b);
+            }
+        }
         self.with_bytes(|b| match std::str::from_utf8(b) {
             Ok(_) => crate::rjson::write_json_string(out, b),
             Err(_) => crate::rjson::write_json_string(out, String::from_utf8_lossy(b).as_bytes()),

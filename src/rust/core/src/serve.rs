@@ -130,6 +130,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
         if self.out.write_all(&line).and_then(|_| self.out.flush()).is_err() {
             self.output_closed = true;
         }
+        crate::dispatch::recycle_line(line);
     }
 
     /// Handle one classified line.

@@ -12,6 +12,9 @@ pub enum Data {
     Dbl(Vec<f64>),
     Cplx(Vec<[f64; 2]>),
     Chr(Vec<Option<String>>),
+    /// A JSON text object the glue made for serializer output: a character
+    /// vector of length one whose bytes R code cannot have changed.
+    Json(Vec<u8>),
     Raw(Vec<u8>),
     List(Vec<TV>),
     Other(&'static str),
@@ -55,6 +58,10 @@ pub fn chr(v: &[Option<&str>]) -> TV {
 }
 pub fn s(x: &str) -> TV {
     chr(&[Some(x)])
+}
+/// JSON text as `tool_result()` holds it (see [`RValue::core_json`]).
+pub fn json_text(x: &str) -> TV {
+    mk(Data::Json(x.as_bytes().to_vec()))
 }
 pub fn cplx(v: &[[f64; 2]]) -> TV {
     mk(Data::Cplx(v.to_vec()))
@@ -105,6 +112,7 @@ fn clone_data(d: &Data) -> Data {
         Data::Dbl(v) => Data::Dbl(v.clone()),
         Data::Cplx(v) => Data::Cplx(v.clone()),
         Data::Chr(v) => Data::Chr(v.clone()),
+        Data::Json(v) => Data::Json(v.clone()),
         Data::Raw(v) => Data::Raw(v.clone()),
         Data::List(v) => Data::List(v.clone()),
         Data::Other(t) => Data::Other(t),
@@ -125,7 +133,7 @@ impl RValue for TV {
             Data::Int(_) => RType::Integer,
             Data::Dbl(_) => RType::Double,
             Data::Cplx(_) => RType::Complex,
-            Data::Chr(_) => RType::Character,
+            Data::Chr(_) | Data::Json(_) => RType::Character,
             Data::Raw(_) => RType::Raw,
             Data::List(_) => RType::List,
             Data::Other(_) => RType::Other,
@@ -144,6 +152,7 @@ impl RValue for TV {
             Data::Dbl(v) => v.len(),
             Data::Cplx(v) => v.len(),
             Data::Chr(v) => v.len(),
+            Data::Json(_) => 1,
             Data::Raw(v) => v.len(),
             Data::List(v) => v.len(),
         }
@@ -196,6 +205,13 @@ impl RValue for TV {
     fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>> {
         match &self.0.data {
             Data::Chr(v) => v[i].as_deref().map(|s| Cow::Borrowed(s.as_bytes())),
+            Data::Json(v) if i == 0 => Some(Cow::Borrowed(v)),
+            _ => None,
+        }
+    }
+    fn core_json(&self) -> Option<&[u8]> {
+        match &self.0.data {
+            Data::Json(v) => Some(v),
             _ => None,
         }
     }

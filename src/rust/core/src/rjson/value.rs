@@ -70,6 +70,13 @@ pub trait RValue: Sized + Clone {
     fn raws(&self) -> &[u8];
     /// Element `i` of a character vector as UTF-8 bytes; `None` for NA.
     fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>>;
+    /// The bytes of a JSON text the serializer made and R code cannot have
+    /// changed (the glue's JSON text objects, which `tool_result()` holds):
+    /// compact, valid UTF-8, one value, so they need no validation before
+    /// they are written. `None` for every other object.
+    fn core_json(&self) -> Option<&[u8]> {
+        None
+    }
     /// Element `i` of a list.
     fn list_elt(&self, i: usize) -> Self;
     /// See [`Conversion`]; the result is a character vector.

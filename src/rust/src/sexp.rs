@@ -21,8 +21,13 @@ pub struct Helpers {
     time: Robj,
     complex: Robj,
     as_character: Robj,
-    utf8_locale: bool,
 }
+
+/// Whether R's session uses UTF-8 (so native strings are UTF-8). Read for
+/// every native string the serializer meets, so a plain static rather than
+/// the thread-local helpers (R is single-threaded; this only caches a fact
+/// of the session R reported).
+static UTF8_LOCALE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 thread_local! {
     static HELPERS: RefCell<Option<Helpers>> = const { RefCell::new(None) };
@@ -35,12 +40,9 @@ pub fn set_helpers(list: &Robj) -> Result<(), String> {
             mcplite_core::r::field(&Sx::borrowed(list), name).ok_or_else(|| format!("helper `{name}` is missing"))?;
         Ok(v.robj())
     };
-    let helpers = Helpers {
-        time: item("time")?,
-        complex: item("complex")?,
-        as_character: item("as_character")?,
-        utf8_locale: mcplite_core::r::flag1(&Sx::borrowed(&item("utf8")?)).unwrap_or(true),
-    };
+    let helpers = Helpers { time: item("time")?, complex: item("complex")?, as_character: item("as_character")? };
+    let utf8 = mcplite_core::r::flag1(&Sx::borrowed(&item("utf8")?)).unwrap_or(true);
+    UTF8_LOCALE.store(utf8, std::sync::atomic::Ordering::Relaxed);
     HELPERS.with(|h| *h.borrow_mut() = Some(helpers));
     Ok(())
 }
@@ -49,8 +51,9 @@ fn helpers() -> Result<Helpers, String> {
     HELPERS.with(|h| h.borrow().clone()).ok_or_else(|| "the conversion helpers were not given".to_string())
 }
 
+#[inline]
 fn utf8_locale() -> bool {
-    HELPERS.with(|h| h.borrow().as_ref().is_none_or(|h| h.utf8_locale))
+    UTF8_LOCALE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The UTF-8 bytes of a CHARSXP, or `None` for `NA`. UTF-8, ASCII, "bytes"

@@ -23,6 +23,26 @@ fn special_bytes(w: u64) -> u64 {
         | zero_bytes(w ^ (b'/' as u64 * LO))
 }
 
+/// The positions (bit `j` for byte `j`) of the bytes of `s` (under 16
+/// bytes) that may need escaping: at most two overlapping words, or one
+/// padded with spaces.
+#[inline(always)]
+fn special_positions(s: &[u8]) -> u32 {
+    let n = s.len();
+    let word = |b: &[u8]| {
+        let mut w = [b' '; 8];
+        w[..b.len()].copy_from_slice(b);
+        // One bit per flagged byte, gathered into the low byte.
+        let m = special_bytes(u64::from_le_bytes(w)) >> 7;
+        (m.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
+    };
+    if n <= 8 {
+        word(s)
+    } else {
+        word(&s[..8]) | (word(&s[n - 8..]) << (n - 8))
+    }
+}
+
 /// The escape for byte `c` at position `i` of `s`, or `None` when it is
 /// written as it is.
 #[inline(always)]
@@ -177,8 +197,13 @@ pub fn write_json_string(out: &mut Vec<u8>, s: &[u8]) {
             i = w;
         }
     }
+    // Fewer than 16 bytes left (all of a short string): only the flagged
+    // bytes are looked at, and text with none is copied whole.
+    let mut m = special_positions(&s[i..]);
     let mut start = i;
-    for j in i..n {
+    while m != 0 {
+        let j = i + m.trailing_zeros() as usize;
+        m &= m - 1;
         if let Some(esc) = escape_of(s, j, s[j]) {
             put(out, &s[start..j]);
             put(out, esc);
@@ -353,6 +378,32 @@ mod tests {
             let mut o = Vec::new();
             write_json_string(&mut o, &s);
             proptest::prop_assert_eq!(o, reference(&s));
+        }
+    }
+
+    #[test]
+    #[ignore]
+    fn short_string_speed() {
+        let sv = ["alpha", "beta \"quoted\"", "gamma\n", "d\u{e9}j\u{e0} vu"];
+        let mut strs: Vec<String> = Vec::new();
+        let mut st = 0x9E3779B97F4A7C15u64;
+        for i in 0..1_000_000usize {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            strs.push(sv[(st >> 62) as usize].to_string());
+            strs.push(format!("id-{:08}", i + 1));
+        }
+        let mut out = Vec::with_capacity(40_000_000);
+        for round in 0..5 {
+            out.clear();
+            let t = std::time::Instant::now();
+            for x in &strs {
+                write_json_string(&mut out, x.as_bytes());
+            }
+            if round > 0 {
+                eprintln!("short strings: {:.2} ns/string", t.elapsed().as_nanos() as f64 / strs.len() as f64);
+            }
         }
     }
 }

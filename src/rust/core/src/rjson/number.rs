@@ -140,19 +140,19 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     // Same float operations, in the same order, as the C code.
     let mut whole: i64 = value as i32 as i64;
     let tmp = (value - whole as f64) * POW10[prec];
-    let mut frac: u32 = tmp as u32;
-    let diff = tmp - frac as f64;
-    let limit = POW10[prec];
-    // Round up past one half, and on exactly one half when the kept digit
-    // is odd (the C code's three branches, merged).
-    let round_up =
-        diff > 0.5 || (diff == 0.5 && prec > 0 && (frac & 1) == 1) || (diff == 0.5 && prec == 0 && (whole & 1) == 1);
-    if round_up {
-        frac += 1;
-        if frac as f64 >= limit {
-            frac = 0;
-            whole += 1;
-        }
+    // The C code rounds `tmp` up past one half, and on exactly one half when
+    // the kept digit is odd: round half to even, which adding and removing
+    // 2^52 does in the FPU's default mode (0 <= tmp < 10^9 < 2^52), with no
+    // branch on the data. With no decimals the parity is the whole part's.
+    let mut frac: u32 = if prec > 0 {
+        ((tmp + 4503599627370496.0) - 4503599627370496.0) as u32
+    } else {
+        let diff = tmp - (tmp as u32) as f64;
+        (diff > 0.5 || (diff == 0.5 && (whole & 1) == 1)) as u32
+    };
+    if frac >= POW10_U32[prec] {
+        frac = 0;
+        whole += 1;
     }
     if value > 2147483647.0 {
         // Unreachable from jsonlite's call site; mirror its "%e" fallback.
@@ -767,6 +767,21 @@ mod tests {
             modp_dtoa2(&mut o, v, prec as i32);
             assert_eq!(String::from_utf8(o).unwrap(), reference(v, prec), "value {v:e} prec {prec}");
         }
+        // Exact halves at every precision (round half to even on the kept
+        // digit, or on the whole part with no decimals) and carries into the
+        // whole part.
+        for m in 1..=12 {
+            for k in 0..300i64 {
+                for (v, prec) in (0..10).flat_map(|p| {
+                    let x = k as f64 / (1u64 << m) as f64 + (k % 7) as f64;
+                    [(x, p), (-x, p), (x / POW10[p], p), (1.0 - 0.4 / POW10[p] - k as f64 * 1e-12, p)]
+                }) {
+                    let mut o = Vec::new();
+                    modp_dtoa2(&mut o, v, prec as i32);
+                    assert_eq!(String::from_utf8(o).unwrap(), reference(v, prec), "value {v:e} prec {prec}");
+                }
+            }
+        }
     }
 
     proptest::proptest! {
@@ -784,5 +799,42 @@ mod tests {
             let x = n as f64 * 10f64.powi(sc);
             proptest::prop_assert_eq!(g(x, p), c_g(x, p));
         }
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn dtoa_speed() {
+        let n = 1_000_000usize;
+        let mut st = 0x9E3779B97F4A7C15u64;
+        let mut rnd = || {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            (st >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut vals = Vec::new();
+        for _ in 0..n {
+            vals.push(rnd() * 1e4);
+            vals.push((rnd() - 0.5) * 3.0);
+            vals.push((rnd() * 100.0).round() / 100.0);
+        }
+        let mut out = Vec::with_capacity(40 * vals.len());
+        for round in 0..5 {
+            out.clear();
+            let t = std::time::Instant::now();
+            for &v in &vals {
+                write_f64(&mut out, v, Digits::Decimal(4));
+                out.push(b',');
+            }
+            let e = t.elapsed();
+            if round > 0 {
+                eprintln!("write_f64 x{}: {:.2} ns/value", vals.len(), e.as_nanos() as f64 / vals.len() as f64);
+            }
+        }
+        eprintln!("{}", out.len());
     }
 }

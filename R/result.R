@@ -21,7 +21,12 @@
 #'
 #' The JSON is produced when `tool_result()` is called, using the payload
 #' options in force at that moment, so a value that cannot be written as JSON
-#' fails here rather than while the server is answering a client.
+#' fails here rather than while the server is answering a client. The result
+#' keeps it as `structured_json` (and as the text of the generated block): an
+#' ordinary character string in R, which R materializes only when your code
+#' reads it, so a server that just sends the result never copies a large
+#' JSON text into R. Editing a result by hand is allowed; the server then
+#' checks the edited JSON before sending it.
 #'
 #' ## Errors
 #' `is_error = TRUE` tells the client the tool ran but failed (for example the

@@ -380,30 +380,4 @@ mod tests {
             proptest::prop_assert_eq!(o, reference(&s));
         }
     }
-
-    #[test]
-    #[ignore]
-    fn short_string_speed() {
-        let sv = ["alpha", "beta \"quoted\"", "gamma\n", "d\u{e9}j\u{e0} vu"];
-        let mut strs: Vec<String> = Vec::new();
-        let mut st = 0x9E3779B97F4A7C15u64;
-        for i in 0..1_000_000usize {
-            st ^= st << 13;
-            st ^= st >> 7;
-            st ^= st << 17;
-            strs.push(sv[(st >> 62) as usize].to_string());
-            strs.push(format!("id-{:08}", i + 1));
-        }
-        let mut out = Vec::with_capacity(40_000_000);
-        for round in 0..5 {
-            out.clear();
-            let t = std::time::Instant::now();
-            for x in &strs {
-                write_json_string(&mut out, x.as_bytes());
-            }
-            if round > 0 {
-                eprintln!("short strings: {:.2} ns/string", t.elapsed().as_nanos() as f64 / strs.len() as f64);
-            }
-        }
-    }
 }

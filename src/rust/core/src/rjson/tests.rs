@@ -179,6 +179,72 @@ fn deep_nesting_is_an_error_not_a_crash() {
     std::mem::forget(y);
 }
 
+/// Uniform numbers in [0, 1) from a fixed seed (xorshift), for the timing
+/// harnesses.
+fn uniform() -> impl FnMut() -> f64 {
+    let mut st = 0x9E3779B97F4A7C15u64;
+    move || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        (st >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Runs `body` five times and prints the time per item of the last four.
+fn time_rounds(label: &str, per: usize, mut body: impl FnMut()) {
+    for round in 0..5 {
+        let t = std::time::Instant::now();
+        body();
+        if round > 0 {
+            eprintln!("{label}: {:.2} ns each", t.elapsed().as_nanos() as f64 / per as f64);
+        }
+    }
+}
+
+/// Timing harness: jsonlite's default number format (4 decimals) on the
+/// numeric frame's kinds of values, per number.
+#[test]
+#[ignore]
+fn dtoa_speed() {
+    let mut rnd = uniform();
+    let mut vals = Vec::new();
+    for _ in 0..1_000_000 {
+        vals.push(rnd() * 1e4);
+        vals.push((rnd() - 0.5) * 3.0);
+        vals.push((rnd() * 100.0).round() / 100.0);
+    }
+    let mut out = Vec::with_capacity(40 * vals.len());
+    time_rounds("write_f64, 4 decimals", vals.len(), || {
+        out.clear();
+        for &v in &vals {
+            super::number::write_f64(&mut out, v, Digits::Decimal(4));
+            out.push(b',');
+        }
+    });
+}
+
+/// Timing harness: escaping short strings (bench/json's character frame,
+/// in random order), per string.
+#[test]
+#[ignore]
+fn short_string_speed() {
+    let mut rnd = uniform();
+    let sv = ["alpha", "beta \"quoted\"", "gamma\n", "d\u{e9}j\u{e0} vu"];
+    let mut strs: Vec<String> = Vec::new();
+    for i in 0..1_000_000usize {
+        strs.push(sv[(rnd() * 4.0) as usize].to_string());
+        strs.push(format!("id-{:08}", i + 1));
+    }
+    let mut out = Vec::with_capacity(40_000_000);
+    time_rounds("short strings", strs.len(), || {
+        out.clear();
+        for x in &strs {
+            super::write_json_string(&mut out, x.as_bytes());
+        }
+    });
+}
+
 /// Timing harness, not a test: `tools/cargo.sh test -p mcplite-core --release
 /// --lib -- --ignored --nocapture encoder_speed` prints the serializer's
 /// throughput on frames like bench/json's, without R in the way.
@@ -186,13 +252,7 @@ fn deep_nesting_is_an_error_not_a_crash() {
 #[ignore]
 fn encoder_speed() {
     let n = 100_000usize;
-    let mut st = 0x9E3779B97F4A7C15u64;
-    let mut rnd = || {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        (st >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rnd = uniform();
     let ids: Vec<i32> = (1..=n as i32).collect();
     let vals: Vec<f64> = (0..n).map(|_| ((rnd() - 0.5) * 4e6).round() / 1e6).collect();
     let groups = ["alpha", "beta", "gamma", "delta"];

@@ -130,10 +130,10 @@ const POW10: [f64; 10] =
 /// Port of `modp_dtoa2` from jsonlite's `modp_numtoa.c`: fixed decimals with
 /// trailing zeros removed and its own round-half-to-even rule. Callers
 /// guarantee `|value| < 2^31 - 1` and `0 <= prec <= 9`.
+#[inline]
 pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
-    if value.is_nan() {
-        out.extend_from_slice(b"nan");
-        return;
+    if value.is_nan() || value.abs() > 2147483647.0 {
+        return modp_unusual(out, value);
     }
     let prec = prec.clamp(0, 9) as usize;
     let (neg, value) = if value < 0.0 { (true, -value) } else { (false, value) };
@@ -154,13 +154,62 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
         frac = 0;
         whole += 1;
     }
-    if value > 2147483647.0 {
-        // Unreachable from jsonlite's call site; mirror its "%e" fallback.
-        let mut sb = StackBuf::new();
-        let _ = write!(sb, "{:.6e}", if neg { -value } else { value });
-        push_c_exponent(out, sb.as_bytes());
+    if (1..=8).contains(&prec) && whole < 100_000_000 {
+        // The common case without loops: both parts as eight ASCII digits
+        // at once, the whole part's leading zeros and the fraction's
+        // trailing zeros (the C code's division loop) cut by counting zero
+        // bytes.
+        const ZEROS: u64 = 0x3030_3030_3030_3030;
+        // Four digits take half the multiplications of eight: the usual
+        // case (jsonlite's default of 4 decimals, values below 10^4).
+        let w =
+            if whole < 10_000 { ((digits4(whole as u32) as u64) << 32) | 0x3030_3030 } else { digits8(whole as u32) };
+        let lead = ((w ^ ZEROS).trailing_zeros() / 8).min(7) as usize;
+        // The last `prec` digits of the fraction, zero-padded.
+        let f =
+            if prec <= 4 { ((digits4(frac) as u64) << 32) | 0x3030_3030 } else { digits8(frac) } >> (8 * (8 - prec));
+        let trail = ((f ^ (ZEROS >> (8 * (8 - prec)))).leading_zeros() as usize / 8) - (8 - prec);
+        let sign = neg as usize;
+        let int_end = sign + 8 - lead;
+        let len = if trail < prec { int_end + 1 + prec - trail } else { int_end };
+        out.reserve(24);
+        // SAFETY: `reserve(24)` leaves at least 24 writable bytes after the
+        // old length; the stores reach at most 1 + 8 + 1 + 8 = 18 bytes in,
+        // and `set_len` covers only the `len` <= 18 bytes written before it
+        // (sign, whole digits, point and fraction digits).
+        unsafe {
+            let dst = out.as_mut_ptr().add(out.len());
+            *dst = b'-';
+            (dst.add(sign) as *mut u64).write_unaligned((w >> (8 * lead)).to_le());
+            *dst.add(int_end) = b'.';
+            (dst.add(int_end + 1) as *mut u64).write_unaligned(f.to_le());
+            out.set_len(out.len() + len);
+        }
         return;
     }
+    modp_text_slow(out, neg, whole, frac, prec);
+}
+
+/// NaN and values beyond `int`, which jsonlite's call site never passes:
+/// the C code's "nan" and "%e" fallbacks (its rounding steps are skipped,
+/// since their result is not used).
+#[cold]
+#[inline(never)]
+fn modp_unusual(out: &mut Vec<u8>, value: f64) {
+    if value.is_nan() {
+        out.extend_from_slice(b"nan");
+        return;
+    }
+    let mut sb = StackBuf::new();
+    let _ = write!(sb, "{value:.6e}");
+    push_c_exponent(out, sb.as_bytes());
+}
+
+/// The text of a rounded `modp_dtoa2` result outside the common case (no
+/// decimals, 9 decimals, or a whole part of nine digits or more), as the C
+/// code writes it.
+#[inline(never)]
+fn modp_text_slow(out: &mut Vec<u8>, neg: bool, mut whole: i64, mut frac: u32, prec: usize) {
     let mut count = prec;
     if prec > 0 {
         while count > 0 && frac % 10 == 0 {
@@ -181,6 +230,35 @@ pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     };
     // Sign, up to 10 whole digits, the point and up to 9 decimals.
     in_place::<24>(out, |buf| modp_text(buf, neg, whole, count, fdigits));
+}
+
+/// The eight decimal digits of `n` (below 10^8, zero-padded) as ASCII, the
+/// first digit in the lowest byte (so in memory order when stored little
+/// endian): halves, quarters and digits split in parallel lanes, with
+/// multiply-shift divisions exact for these ranges.
+#[inline(always)]
+fn digits8(n: u32) -> u64 {
+    let n = n as u64;
+    // abcdefgh -> abcd | efgh << 32
+    let x = (n / 10_000) | ((n % 10_000) << 32);
+    // each lane abcd -> ab | cd << 16 (x * 10486 >> 20 is x / 100 below 10^4)
+    let q = ((x * 10_486) >> 20) & 0x0000_007F_0000_007F;
+    let x = q | ((x - q * 100) << 16);
+    // each 16-bit lane ab -> a | b << 8 (x * 103 >> 10 is x / 10 below 100)
+    let q = ((x * 103) >> 10) & 0x000F_000F_000F_000F;
+    let x = q | ((x - q * 10) << 8);
+    x | 0x3030_3030_3030_3030
+}
+
+/// The four decimal digits of `n` (below 10^4, zero-padded) as ASCII, the
+/// first digit in the lowest byte; see [`digits8`].
+#[inline(always)]
+fn digits4(n: u32) -> u32 {
+    let q = (n * 10_486) >> 20;
+    let x = q | ((n - q * 100) << 16);
+    let q = ((x * 103) >> 10) & 0x000F_000F;
+    let x = q | ((x - q * 10) << 8);
+    x | 0x3030_3030
 }
 
 /// The text of a `modp_dtoa2` result: sign, whole part, and `count` decimals.
@@ -703,6 +781,21 @@ mod tests {
         assert_eq!(sig_digits_int(0.375, 2), Some((38, -1)));
         assert_eq!(sig_digits_int(9.995, 3), Some((999, 0))); // 9.995 is below the tie in binary
         assert_eq!(sig_digits_int(99.5, 2), Some((10, 2)));
+    }
+
+    #[test]
+    fn eight_digits_at_once() {
+        let check = |n: u32| {
+            let got = digits8(n).to_le_bytes();
+            assert_eq!(&got, format!("{n:08}").as_bytes(), "{n}");
+        };
+        // Every value below 10^6, then every 97th one up to 10^8.
+        (0..1_000_000).for_each(check);
+        (1_000_000..100_000_000).step_by(97).for_each(check);
+        [99_999_999, 10_000_000, 99_990_000, 12_345_678, 90_000_009].into_iter().for_each(check);
+        for n in 0..10_000 {
+            assert_eq!(&digits4(n).to_le_bytes(), format!("{n:04}").as_bytes(), "{n}");
+        }
     }
 
     #[test]

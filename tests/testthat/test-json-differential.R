@@ -285,3 +285,43 @@ test_that("number formatting matches jsonlite for every digits setting and at ro
     expect_identical(rust_to_json(x, opts, json_helpers())$value, expected, label = paste("digits =", format(d)))
   }
 })
+
+test_that("long frames and vectors (strings written from a cache, rows through a cursor) match jsonlite", {
+  skip_if_not_installed("jsonlite")
+  skip_on_cran()
+  set.seed(20261201)
+  latin <- `Encoding<-`("caf\xe9", "latin1")
+  labels <- c("alpha", "b \"q\"", "new\nline", "d\u00e9j\u00e0", latin, "caf\u00e9", "", strrep("long ", 20))
+  frame <- function(n, na_share, distinct) {
+    x <- data.frame(
+      num = sample(c(runif(20) * 1e4, edge_doubles, NaN, Inf), n, TRUE),
+      int = sample(c(seq_len(50), 99999999L, 100000000L, -.Machine$integer.max), n, TRUE),
+      lgl = sample(c(TRUE, FALSE), n, TRUE),
+      chr = sample(c(labels, sprintf("id-%d", seq_len(distinct))), n, TRUE),
+      # A deferred (ALTREP) string column: read element by element.
+      def = as.character(sample(1e6, n, TRUE)),
+      fac = factor(sample(labels[1:4], n, TRUE)),
+      stringsAsFactors = FALSE
+    )
+    for (k in seq_along(x)) x[[k]][runif(n) < na_share] <- NA
+    x
+  }
+  values <- list()
+  for (n in c(63, 64, 65, 300, 2000)) {
+    for (na_share in c(0, 0.5)) {
+      for (distinct in c(0, 3, 1000)) {
+        x <- frame(n, na_share, distinct)
+        values <- c(values, list(x, x$chr, x[c("num", "chr")], unname(as.list(x$chr))))
+      }
+    }
+  }
+  differences <- 0L
+  for (x in values) {
+    for (combo in json_option_grid()) {
+      expected <- jsonlite_text(x, combo)
+      actual <- mcplite_text(x, combo)
+      if (!identical(expected, actual)) differences <- differences + 1L
+    }
+  }
+  expect_identical(differences, 0L)
+})

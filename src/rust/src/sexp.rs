@@ -297,6 +297,22 @@ impl RValue for Sx {
         unsafe { charsxp_utf8(extendr_ffi::STRING_ELT(self.sexp, i as isize)) }
     }
 
+    fn str_keys(&self) -> Option<&[usize]> {
+        if self.typeof_() != SEXPTYPE::STRSXP || self.len() == 0 {
+            return None;
+        }
+        // SAFETY: ALTREP() reads the header of a live object. An ALTREP
+        // vector's data pointer may have to be made (an allocation that can
+        // fail), so those get no keys.
+        if unsafe { extendr_ffi::ALTREP(self.sexp) } != 0 {
+            return None;
+        }
+        // SAFETY: an ordinary character vector: STRING_PTR_RO returns its
+        // array of CHARSXP pointers (never allocating), alive as long as the
+        // vector; a SEXP is a pointer, so it reads as a usize.
+        Some(self.slice(unsafe { extendr_ffi::STRING_PTR_RO(self.sexp) } as *mut usize))
+    }
+
     fn core_json(&self) -> Option<&[u8]> {
         // JSON texts have length one; longer vectors (data-frame columns)
         // skip the check.

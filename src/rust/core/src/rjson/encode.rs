@@ -8,7 +8,7 @@
 
 use super::escape::{write_base64, write_hex_byte, write_json_string};
 use super::names::clean_names;
-use super::number::{write_f64, write_i32, Digits};
+use super::number::{write_f64, write_f64_short, write_i32, write_i32_short, Digits, SHORT_ROOM};
 use super::out::put;
 use super::value::{is_na_real, Conversion, RType, RValue};
 use super::{NaOption, NullMode, Options};
@@ -354,7 +354,7 @@ impl<'o> Encoder<'o> {
             }
             return Ok(());
         }
-        let cells = cells_of(col);
+        let mut cells = cells_of(col);
         self.open(b'[')?;
         let start = self.out.len();
         for i in 0..n {
@@ -362,7 +362,7 @@ impl<'o> Encoder<'o> {
                 self.out.push(b',');
             }
             // jsonlite pastes an NA_character_ cell as the bare text NA.
-            if !self.cell(&cells, i)? {
+            if !self.cell(&mut cells, i)? {
                 self.out.extend_from_slice(b"NA");
             }
             if i == PRESIZE_AFTER {
@@ -383,14 +383,14 @@ impl<'o> Encoder<'o> {
 
     /// Writes the rows of a data frame, comma-separated.
     fn rows<V: RValue>(&mut self, df: &DataFrame<V>) -> Result<(), String> {
-        let cells: Vec<Cells<'_, V>> = df.cols.iter().map(cells_of).collect();
+        let mut cells: Vec<Cells<'_, V>> = df.cols.iter().map(cells_of).collect();
         let keys = df.keys.as_deref();
         let start = self.out.len();
         for i in 0..df.nrow {
             if i > 0 {
                 self.out.push(b',');
             }
-            self.row_cells(&cells, keys, i)?;
+            self.row_cells(&mut cells, keys, i)?;
             if i == PRESIZE_AFTER {
                 self.presize(start, i + 1, df.nrow);
             }
@@ -709,38 +709,72 @@ impl<'o> Encoder<'o> {
     /// Writes row `i` of a data frame (a one-off: [`Encoder::rows`] prepares
     /// the columns once for all rows).
     fn row<V: RValue>(&mut self, df: &DataFrame<V>, i: usize) -> Result<(), String> {
-        let cells: Vec<Cells<'_, V>> = df.cols.iter().map(cells_of).collect();
-        self.row_cells(&cells, df.keys.as_deref(), i)
+        let mut cells: Vec<Cells<'_, V>> = df.cols.iter().map(cells_of).collect();
+        self.row_cells(&mut cells, df.keys.as_deref(), i)
     }
 
     /// Writes row `i` from prepared columns: an object keyed by the column
     /// names, missing fields left out, or an array when the frame has no names.
     fn row_cells<V: RValue>(
         &mut self,
-        cells: &[Cells<'_, V>],
+        cells: &mut [Cells<'_, V>],
         keys: Option<&[Vec<u8>]>,
         i: usize,
     ) -> Result<(), String> {
         match keys {
             Some(keys) => {
-                self.open(b'{')?;
-                let mut first = true;
-                for (c, key) in cells.iter().zip(keys) {
-                    let mark = self.out.len();
-                    // Keys carry their leading comma; the first field drops it.
-                    put(&mut self.out, if first { &key[1..] } else { key });
-                    if self.cell(c, i)? {
-                        first = false;
-                    } else {
-                        // Missing field: jsonlite leaves it out.
-                        self.out.truncate(mark);
+                self.enter()?;
+                // Every field is written with its key's leading comma; the
+                // first field's comma becomes the opening brace at the end
+                // (so which field comes first is not a branch per field).
+                let start = self.out.len();
+                // Room for the whole row when every field takes a common
+                // form: those are written through a local cursor, so the
+                // buffer's length is not stored and reloaded per piece.
+                let room = keys.iter().map(|k| k.len() + CELL_ROOM).sum::<usize>() + 2;
+                self.out.reserve(room);
+                let mut base = self.out.as_mut_ptr();
+                let mut pos = start;
+                for (c, key) in cells.iter_mut().zip(keys) {
+                    // SAFETY: `room` bytes were reserved at `pos` or before
+                    // it, at the start or after the last field written the
+                    // slow way, and every field since took at most its key's
+                    // length plus CELL_ROOM of them (what raw_cell and
+                    // copy_key may write); `set_len` below covers only
+                    // bytes written.
+                    let raw = unsafe {
+                        let dst = base.add(pos);
+                        copy_key(dst, key);
+                        raw_cell(c, i, dst.add(key.len()), self.opts.digits)
+                    };
+                    if let Some((n, present)) = raw {
+                        // A missing field is left out, as jsonlite does. A
+                        // select rather than a branch: where NAs are is random.
+                        pos = if present { pos + key.len() + n } else { pos };
+                        continue;
                     }
+                    // SAFETY: the bytes up to `pos` are written (above).
+                    unsafe { self.out.set_len(pos) };
+                    put(&mut self.out, key);
+                    let kept = self.cell(c, i)?;
+                    let end = if kept { self.out.len() } else { pos };
+                    self.out.truncate(end);
+                    self.out.reserve(room);
+                    base = self.out.as_mut_ptr();
+                    pos = self.out.len();
+                }
+                // SAFETY: as above.
+                unsafe { self.out.set_len(pos) };
+                if self.out.len() == start {
+                    self.out.push(b'{');
+                } else {
+                    self.out[start] = b'{';
                 }
                 self.close(b'}');
             }
             None => {
                 self.open(b'[')?;
-                for (j, c) in cells.iter().enumerate() {
+                for (j, c) in cells.iter_mut().enumerate() {
                     if j > 0 {
                         self.out.push(b',');
                     }
@@ -758,7 +792,7 @@ impl<'o> Encoder<'o> {
     /// out". The common column types are written from their data slices; the
     /// rest go through [`Encoder::elem`].
     #[inline(always)]
-    fn cell<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> Result<bool, String> {
+    fn cell<V: RValue>(&mut self, c: &mut Cells<'_, V>, i: usize) -> Result<bool, String> {
         match c {
             Cells::Rows(..) | Cells::Other(_) => self.cell_nested(c, i),
             _ => Ok(self.cell_flat(c, i)),
@@ -767,7 +801,7 @@ impl<'o> Encoder<'o> {
 
     /// Nested frames and the generic path (kept out of line: they recurse).
     #[inline(never)]
-    fn cell_nested<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> Result<bool, String> {
+    fn cell_nested<V: RValue>(&mut self, c: &mut Cells<'_, V>, i: usize) -> Result<bool, String> {
         match c {
             Cells::Rows(sub, keys) => {
                 self.row_cells(sub, *keys, i)?;
@@ -781,11 +815,19 @@ impl<'o> Encoder<'o> {
     /// The vector column types, written from their slices (no recursion, so
     /// this inlines into the row loop).
     #[inline(always)]
-    fn cell_flat<V: RValue>(&mut self, c: &Cells<'_, V>, i: usize) -> bool {
+    fn cell_flat<V: RValue>(&mut self, c: &mut Cells<'_, V>, i: usize) -> bool {
         let out = &mut self.out;
         match c {
             Cells::Dbl(s, na) => {
                 let x = s[i];
+                if *na == Na::Omit {
+                    // Data-frame fields: a missing number is written as a
+                    // stand-in and dropped by the caller, so NAs scattered at
+                    // random cost no mispredicted branch.
+                    let finite = x.is_finite();
+                    write_f64(out, if finite { x } else { 1.0 }, self.opts.digits);
+                    return finite;
+                }
                 if x.is_finite() {
                     write_f64(out, x, self.opts.digits);
                     true
@@ -795,6 +837,12 @@ impl<'o> Encoder<'o> {
             }
             Cells::Int(s, na) => {
                 let x = s[i];
+                if *na == Na::Omit {
+                    // As for doubles: a stand-in for NA, dropped by the caller.
+                    let present = x != NA_INTEGER;
+                    write_i32(out, if present { x } else { 0 });
+                    return present;
+                }
                 if x == NA_INTEGER {
                     return write_na(out, *na, NaKind::Number("\"NA\""));
                 }
@@ -803,19 +851,53 @@ impl<'o> Encoder<'o> {
             }
             Cells::Lgl(s, na) => {
                 let x = s[i];
+                if *na == Na::Omit {
+                    put(out, if x != 0 { b"true" } else { b"false" });
+                    return x != NA_INTEGER;
+                }
                 if x == NA_INTEGER {
                     return write_na(out, *na, NaKind::Logical);
                 }
                 put(out, if x != 0 { b"true" } else { b"false" });
                 true
             }
-            Cells::Chr(v, na) => match v.str_elt(i) {
-                Some(s) => {
-                    write_json_string(out, &s);
-                    true
+            Cells::Chr(v, na, cache) => {
+                if let Some(c) = cache {
+                    match c.lookup(i) {
+                        // An NA is cached as an empty text, which is all a
+                        // data-frame field needs (the caller drops it).
+                        Cached::Text(text, present) if present || *na == Na::Omit => {
+                            c.put(out, text);
+                            return present;
+                        }
+                        Cached::Text(..) => return write_na(out, *na, NaKind::Character),
+                        Cached::Miss(key) => {
+                            let mark = out.len();
+                            let text = match v.str_elt(i) {
+                                Some(s) => {
+                                    write_json_string(out, &s);
+                                    Some(&out[mark..])
+                                }
+                                None => None,
+                            };
+                            if !c.insert(key, text) {
+                                *cache = None;
+                            }
+                            if text.is_some() {
+                                return true;
+                            }
+                            return write_na(out, *na, NaKind::Character);
+                        }
+                    }
                 }
-                None => write_na(out, *na, NaKind::Character),
-            },
+                match v.str_elt(i) {
+                    Some(s) => {
+                        write_json_string(out, &s);
+                        true
+                    }
+                    None => write_na(out, *na, NaKind::Character),
+                }
+            }
             Cells::Factor(codes, levels, na) => {
                 let code = codes[i];
                 let lvl = if code >= 1 { levels.get(code as usize - 1).and_then(|l| l.as_ref()) } else { None };
@@ -955,10 +1037,237 @@ enum Cells<'a, V: RValue> {
     Lgl(&'a [i32], Na),
     Int(&'a [i32], Na),
     Dbl(&'a [f64], Na),
-    Chr(&'a V, Na),
+    /// With a cache of escaped strings when the vector has string keys
+    /// and enough elements to be worth one.
+    Chr(&'a V, Na, Option<StrCache<'a>>),
     Factor(&'a [i32], &'a [Option<Vec<u8>>], Na),
     Rows(Vec<Cells<'a, V>>, Option<&'a [Vec<u8>]>),
     Other(&'a Column<V>),
+}
+
+/// Escaped strings of one character column, by R string identity
+/// ([`RValue::str_keys`]): in a column with few distinct values (groups,
+/// labels, "yes"/"no") each one is read from R and escaped once. A column
+/// whose values keep missing the cache (mostly distinct strings) turns it
+/// off and is written as if it had none.
+struct StrCache<'a> {
+    keys: &'a [usize],
+    /// Direct-mapped by key hash; allocated on the first lookup.
+    slots: Vec<Slot>,
+    /// The escaped texts (quotes included) the slots point into.
+    texts: Vec<u8>,
+    lookups: u32,
+    misses: u32,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// 0 for an empty slot (keys are addresses, never 0).
+    key: usize,
+    start: u32,
+    len: u32,
+    /// An NA (its text is empty).
+    na: bool,
+}
+
+enum Cached {
+    /// Where the text is in [`StrCache::texts`], and whether the string is
+    /// present (false: NA).
+    Text(std::ops::Range<usize>, bool),
+    /// Not cached; the element's key, for [`StrCache::insert`].
+    Miss(usize),
+}
+
+const CACHE_SLOTS: usize = 256;
+/// Columns shorter than this are written without a cache.
+const CACHE_MIN_LEN: usize = 64;
+/// Longer texts are escaped at memory speed anyway.
+const CACHE_MAX_TEXT: usize = 64;
+const CACHE_MAX_BYTES: usize = 1 << 16;
+/// Every this many lookups, the cache checks that it is hit often enough.
+const CACHE_REVIEW: u32 = 256;
+/// Each text is stored in at least this many bytes, so texts up to this
+/// long are copied with one fixed-size move, whatever their length.
+const CACHE_PAD: usize = 16;
+
+impl<'a> StrCache<'a> {
+    fn new(keys: Option<&'a [usize]>, n: usize) -> Option<Self> {
+        let keys = keys.filter(|k| n >= CACHE_MIN_LEN && k.len() >= n)?;
+        Some(StrCache { keys, slots: Vec::new(), texts: Vec::new(), lookups: 0, misses: 0 })
+    }
+
+    #[inline(always)]
+    fn slot_of(key: usize) -> usize {
+        // Fibonacci hashing: the top byte of the key times 2^64 / phi.
+        ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % CACHE_SLOTS
+    }
+
+    #[inline(always)]
+    fn lookup(&mut self, i: usize) -> Cached {
+        let key = self.keys.get(i).copied().unwrap_or(0);
+        if self.slots.is_empty() {
+            self.slots = vec![Slot::default(); CACHE_SLOTS];
+        }
+        self.lookups = self.lookups.saturating_add(1);
+        let slot = self.slots[Self::slot_of(key)];
+        if key == 0 || slot.key != key {
+            return Cached::Miss(key);
+        }
+        let start = slot.start as usize;
+        Cached::Text(start..start + slot.len as usize, !slot.na)
+    }
+
+    /// Appends a cached text. Texts of up to [`CACHE_PAD`] bytes are copied
+    /// as that many bytes and the length set after, with no branch on the
+    /// length (NAs, a few letters and longer labels alternate at random).
+    #[inline(always)]
+    fn put(&self, out: &mut Vec<u8>, text: std::ops::Range<usize>) {
+        let n = text.len();
+        match self.texts.get(text.start..text.start + CACHE_PAD) {
+            Some(padded) if n <= CACHE_PAD => {
+                out.extend_from_slice(padded);
+                out.truncate(out.len() - (CACHE_PAD - n));
+            }
+            _ => put(out, self.texts.get(text).unwrap_or_default()),
+        }
+    }
+
+    /// [`StrCache::put`] at `dst`, returning the length (`None` for a range
+    /// the cache does not hold, which lookups never give).
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of [`CELL_ROOM`] bytes.
+    #[inline(always)]
+    unsafe fn put_at(&self, dst: *mut u8, text: std::ops::Range<usize>) -> Option<usize> {
+        let n = text.len().min(CACHE_MAX_TEXT);
+        match self.texts.get(text.start..text.start + n.max(CACHE_PAD)) {
+            // SAFETY: the source is within `texts`, and at most
+            // max(n, CACHE_PAD) <= CELL_ROOM bytes are written.
+            Some(t) => unsafe {
+                if n <= CACHE_PAD {
+                    (dst as *mut [u8; CACHE_PAD])
+                        .write_unaligned((t.as_ptr() as *const [u8; CACHE_PAD]).read_unaligned());
+                } else {
+                    std::ptr::copy_nonoverlapping(t.as_ptr(), dst, n);
+                }
+                Some(n)
+            },
+            None => None,
+        }
+    }
+
+    /// Records the escaped `text` of a missed element (`None`: NA). Returns
+    /// false when the cache is not worth keeping.
+    #[cold]
+    fn insert(&mut self, key: usize, text: Option<&[u8]>) -> bool {
+        self.misses += 1;
+        if self.lookups >= CACHE_REVIEW {
+            if self.misses > self.lookups / 4 {
+                return false;
+            }
+            self.lookups = 0;
+            self.misses = 0;
+        }
+        let t = text.unwrap_or_default();
+        if t.len() > CACHE_MAX_TEXT || self.texts.len() + t.len() + CACHE_PAD > CACHE_MAX_BYTES {
+            return true;
+        }
+        let start = self.texts.len() as u32;
+        self.texts.extend_from_slice(t);
+        self.texts.resize(start as usize + t.len().max(CACHE_PAD), 0);
+        let slot = Slot { key, start, len: t.len() as u32, na: text.is_none() };
+        if key != 0 {
+            self.slots[Self::slot_of(key)] = slot;
+        }
+        true
+    }
+}
+
+/// Bytes a field written by [`raw_cell`] may take beyond its key: the
+/// longest cached text, or the fixed-size move of a shorter one.
+const CELL_ROOM: usize = CACHE_MAX_TEXT + CACHE_PAD;
+const _: () = assert!(SHORT_ROOM <= CELL_ROOM && 8 <= CELL_ROOM);
+
+/// Copies a data-frame key to `dst`: short keys with two fixed-size moves.
+///
+/// # Safety
+/// `dst` must be valid for writes of `key.len()` bytes.
+#[inline(always)]
+unsafe fn copy_key(dst: *mut u8, key: &[u8]) {
+    let n = key.len();
+    let src = key.as_ptr();
+    // SAFETY: reads stay within `key`, writes within `dst..dst + n`.
+    unsafe {
+        if (8..=16).contains(&n) {
+            (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned());
+            (dst.add(n - 8) as *mut u64).write_unaligned((src.add(n - 8) as *const u64).read_unaligned());
+        } else if (4..8).contains(&n) {
+            (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned());
+            (dst.add(n - 4) as *mut u32).write_unaligned((src.add(n - 4) as *const u32).read_unaligned());
+        } else {
+            std::ptr::copy_nonoverlapping(src, dst, n);
+        }
+    }
+}
+
+/// Writes cell `i` at `dst` when it takes a common form (a number in
+/// jsonlite's default format, a logical, a cached string, or one of these
+/// missing in a data-frame field), returning its length and whether it is
+/// present; `None`, with nothing of value written, for the general path.
+///
+/// # Safety
+/// `dst` must be valid for writes of [`CELL_ROOM`] bytes.
+#[inline(always)]
+unsafe fn raw_cell<V: RValue>(c: &mut Cells<'_, V>, i: usize, dst: *mut u8, digits: Digits) -> Option<(usize, bool)> {
+    // SAFETY: (the whole body) every writer below writes at most CELL_ROOM
+    // bytes at `dst`.
+    unsafe {
+        // Data-frame fields (`Na::Omit`): a missing value is written as a
+        // stand-in the caller drops, so NAs at random places cost no
+        // mispredicted branch. Elsewhere NAs take the general path.
+        match c {
+            Cells::Dbl(s, Na::Omit) => {
+                let x = *s.get(i)?;
+                let present = x.is_finite();
+                Some((write_f64_short(dst, if present { x } else { 1.0 }, digits)?, present))
+            }
+            Cells::Dbl(s, _) => {
+                let x = *s.get(i)?;
+                Some((write_f64_short(dst, x, digits)?, true))
+            }
+            Cells::Int(s, Na::Omit) => {
+                let x = *s.get(i)?;
+                let present = x != NA_INTEGER;
+                Some((write_i32_short(dst, if present { x } else { 0 })?, present))
+            }
+            Cells::Int(s, _) => {
+                let x = *s.get(i)?;
+                if x == NA_INTEGER {
+                    return None;
+                }
+                Some((write_i32_short(dst, x)?, true))
+            }
+            Cells::Lgl(s, na) => {
+                let x = *s.get(i)?;
+                let present = x != NA_INTEGER;
+                if *na != Na::Omit && !present {
+                    return None;
+                }
+                let text: &[u8; 8] = if x != 0 { b"true\0\0\0\0" } else { b"false\0\0\0" };
+                (dst as *mut [u8; 8]).write_unaligned(*text);
+                Some((4 + (x == 0) as usize, present))
+            }
+            Cells::Chr(_, na, Some(cache)) => match cache.lookup(i) {
+                Cached::Text(text, present) if present || *na == Na::Omit => Some((cache.put_at(dst, text)?, present)),
+                _ => {
+                    // The general path looks it up again.
+                    cache.lookups = cache.lookups.saturating_sub(1);
+                    None
+                }
+            },
+            _ => None,
+        }
+    }
 }
 
 /// Prepares a column for [`Encoder::cell`]. A slice shorter than the column
@@ -970,7 +1279,7 @@ fn cells_of<V: RValue>(col: &Column<V>) -> Cells<'_, V> {
         Column::Logical(v, na) if v.logicals().len() >= n => Cells::Lgl(v.logicals(), *na),
         Column::Integer(v, na) if v.integers().len() >= n => Cells::Int(v.integers(), *na),
         Column::Double(v, na) if v.doubles().len() >= n => Cells::Dbl(v.doubles(), *na),
-        Column::Character(v, na) => Cells::Chr(v, *na),
+        Column::Character(v, na) => Cells::Chr(v, *na, StrCache::new(v.str_keys(), n)),
         Column::Factor(v, levels, na) if v.integers().len() >= n => Cells::Factor(v.integers(), levels, *na),
         Column::Rows(df) => Cells::Rows(df.cols.iter().map(cells_of).collect(), df.keys.as_deref()),
         other => Cells::Other(other),

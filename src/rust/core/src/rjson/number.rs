@@ -88,14 +88,32 @@ fn decimal_len(u: u64) -> usize {
 }
 
 /// Appends an R integer (not NA) in decimal, like `modp_itoa10`.
-#[inline]
+#[inline(always)]
 pub fn write_i32(out: &mut Vec<u8>, v: i32) {
     write_i64(out, v as i64);
 }
 
 /// Appends a 64-bit integer in decimal.
-#[inline]
+#[inline(always)]
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
+    if v.unsigned_abs() < 100_000_000 {
+        out.reserve(SHORT_ROOM);
+        // SAFETY: `reserve` leaves SHORT_ROOM writable bytes after the old
+        // length; the value fits an i32, and `set_len` covers only the
+        // bytes written.
+        unsafe {
+            if let Some(n) = write_i32_short(out.as_mut_ptr().add(out.len()), v as i32) {
+                out.set_len(out.len() + n);
+                return;
+            }
+        }
+    }
+    write_i64_long(out, v);
+}
+
+/// [`write_i64`] from 10^8 on.
+#[inline(never)]
+fn write_i64_long(out: &mut Vec<u8>, v: i64) {
     in_place::<24>(out, |buf| {
         let u = v.unsigned_abs();
         let neg = (v < 0) as usize;
@@ -107,7 +125,23 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Appends a finite double the way jsonlite's `R_num_to_char` formats it.
+/// Inlined, so the row loop reaches [`modp_dtoa2`]'s common case without a
+/// call; the other formats are out of line.
+#[inline(always)]
 pub fn write_f64(out: &mut Vec<u8>, val: f64, digits: Digits) {
+    if let Digits::Decimal(p) = digits {
+        let a = val.abs();
+        if p > -1 && p < 10 && a < 2147483647.0 && a > 1e-5 {
+            return modp_dtoa2(out, val, p);
+        }
+    }
+    write_f64_other(out, val, digits);
+}
+
+/// [`write_f64`] for significant digits, `digits = NA`, and magnitudes
+/// jsonlite sends to `%g`.
+#[inline(never)]
+fn write_f64_other(out: &mut Vec<u8>, val: f64, digits: Digits) {
     match digits {
         Digits::Max => write_g(out, val, 15),
         Digits::Significant(p) => write_g(out, val, p.min(17)),
@@ -130,44 +164,159 @@ const POW10: [f64; 10] =
 /// Port of `modp_dtoa2` from jsonlite's `modp_numtoa.c`: fixed decimals with
 /// trailing zeros removed and its own round-half-to-even rule. Callers
 /// guarantee `|value| < 2^31 - 1` and `0 <= prec <= 9`.
-#[inline]
+#[inline(always)]
 pub fn modp_dtoa2(out: &mut Vec<u8>, value: f64, prec: i32) {
     if value.is_nan() || value.abs() > 2147483647.0 {
         return modp_unusual(out, value);
     }
     let prec = prec.clamp(0, 9) as usize;
-    let (neg, value) = if value < 0.0 { (true, -value) } else { (false, value) };
-    // Same float operations, in the same order, as the C code.
-    let mut whole: i64 = value as i32 as i64;
-    let tmp = (value - whole as f64) * POW10[prec];
+    if prec == 0 {
+        let neg = value < 0.0;
+        let whole = value.abs() as i64;
+        return modp_no_decimals(out, neg, whole, value.abs() - whole as f64);
+    }
+    let (neg, whole, frac) = modp_parts(value, prec);
+    if prec <= 4 && whole < 10_000 {
+        return modp_short(out, neg, whole, frac * POW10_U32[4 - prec]);
+    }
+    modp_long(out, neg, whole as i64, frac, prec);
+}
+
+/// `modp_dtoa2`'s sign, whole part and rounded decimals (`prec` of them,
+/// 1 to 9), for a `value` that is not NaN and within +-(2^31 - 1).
+#[inline(always)]
+fn modp_parts(value: f64, prec: usize) -> (bool, u32, u32) {
+    let neg = value < 0.0;
+    let value = value.abs().min(2147483647.0);
+    // Same float operations, in the same order, as the C code. The bound
+    // keeps both conversions in range (0 <= value <= 2^31 - 1, and
+    // 0 <= tmp < 10^9 below), so they need no saturation code.
+    // SAFETY: `value` is in 0..=2147483647 (not NaN, by the contract), so
+    // truncating it gives an `i32`.
+    let whole0 = unsafe { value.to_int_unchecked::<i32>() };
+    let tmp = (value - whole0 as f64) * POW10[prec];
     // The C code rounds `tmp` up past one half, and on exactly one half when
     // the kept digit is odd: round half to even, which adding and removing
     // 2^52 does in the FPU's default mode (0 <= tmp < 10^9 < 2^52), with no
-    // branch on the data. With no decimals the parity is the whole part's.
-    let mut frac: u32 = if prec > 0 {
-        ((tmp + 4503599627370496.0) - 4503599627370496.0) as u32
-    } else {
-        let diff = tmp - (tmp as u32) as f64;
-        (diff > 0.5 || (diff == 0.5 && (whole & 1) == 1)) as u32
-    };
-    if frac >= POW10_U32[prec] {
-        frac = 0;
-        whole += 1;
+    // branch on the data.
+    // SAFETY: `tmp` is in 0..10^9 (a fraction times at most 10^9), and so
+    // is its rounding, which fits a `u32`.
+    let rounded: u32 = unsafe { ((tmp + 4503599627370496.0) - 4503599627370496.0).to_int_unchecked::<u32>() };
+    // A fraction that rounds up to 1 carries into the whole part.
+    let carry = rounded >= POW10_U32[prec];
+    let whole = whole0 as u32 + carry as u32;
+    (neg, whole, if carry { 0 } else { rounded })
+}
+
+/// Bytes [`write_f64_short`] and [`write_i32_short`] may write.
+pub const SHORT_ROOM: usize = 16;
+
+/// Writes `val` at `dst` when jsonlite would give it one to four decimals
+/// and a whole part below 10^4 (its default format on everyday numbers),
+/// returning the length; `None` (nothing of value written) for
+/// [`write_f64`] to handle.
+///
+/// # Safety
+/// `dst` must be valid for writes of [`SHORT_ROOM`] bytes.
+#[inline(always)]
+pub unsafe fn write_f64_short(dst: *mut u8, val: f64, digits: Digits) -> Option<usize> {
+    let Digits::Decimal(p @ 1..=4) = digits else { return None };
+    let a = val.abs();
+    // Also false for NaN.
+    if !(a > 1e-5 && a < 10_000.0) {
+        return None;
     }
-    if (1..=8).contains(&prec) && whole < 100_000_000 {
-        // The common case without loops: both parts as eight ASCII digits
-        // at once, the whole part's leading zeros and the fraction's
-        // trailing zeros (the C code's division loop) cut by counting zero
-        // bytes.
+    let (neg, whole, frac) = modp_parts(val, p as usize);
+    if whole >= 10_000 {
+        return None;
+    }
+    // SAFETY: the caller's contract.
+    Some(unsafe { modp_short_at(dst, neg, whole, frac * POW10_U32[4 - p as usize]) })
+}
+
+/// Writes an integer below 10^8 in magnitude at `dst` and returns the
+/// length; `None` for larger ones (see [`write_i64`]).
+///
+/// # Safety
+/// `dst` must be valid for writes of [`SHORT_ROOM`] bytes.
+#[inline(always)]
+pub unsafe fn write_i32_short(dst: *mut u8, v: i32) -> Option<usize> {
+    let u = v.unsigned_abs();
+    if u >= 100_000_000 {
+        return None;
+    }
+    // Eight digits at once, leading zeros cut by counting zero bytes.
+    let d = digits8(u);
+    let lead = ((d ^ 0x3030_3030_3030_3030).trailing_zeros() / 8).min(7) as usize;
+    let sign = (v < 0) as usize;
+    // SAFETY: the stores reach 1 + 8 bytes into the caller's 16.
+    unsafe {
+        *dst = b'-';
+        (dst.add(sign) as *mut u64).write_unaligned((d >> (8 * lead)).to_le());
+    }
+    Some(sign + 8 - lead)
+}
+
+/// The usual case (jsonlite's default of 4 decimals, values below 10^4):
+/// the whole part and the fraction, scaled to four decimals, as eight
+/// digits in one word, without loops. Leading zeros of the whole part and
+/// trailing zeros of the fraction (the C code's division loop) are cut by
+/// counting zero bytes.
+#[inline(always)]
+fn modp_short(out: &mut Vec<u8>, neg: bool, whole: u32, frac4: u32) {
+    out.reserve(SHORT_ROOM);
+    // SAFETY: `reserve` leaves SHORT_ROOM writable bytes after the old
+    // length, and `set_len` covers only the bytes written there.
+    unsafe {
+        let n = modp_short_at(out.as_mut_ptr().add(out.len()), neg, whole, frac4);
+        out.set_len(out.len() + n);
+    }
+}
+
+/// [`modp_short`] at `dst`, returning the length.
+///
+/// # Safety
+/// `dst` must be valid for writes of [`SHORT_ROOM`] bytes.
+#[inline(always)]
+unsafe fn modp_short_at(dst: *mut u8, neg: bool, whole: u32, frac4: u32) -> usize {
+    let d = digit_bytes(whole as u64 | (frac4 as u64) << 32);
+    // Digit values per byte, so a zero byte is a '0'.
+    let lead = ((d as u32).trailing_zeros() / 8).min(3) as usize;
+    let trail = ((d >> 32) as u32).leading_zeros() as usize / 8;
+    let d = d | 0x3030_3030_3030_3030;
+    let sign = neg as usize;
+    let int_end = sign + 4 - lead;
+    let len = if trail < 4 { int_end + 5 - trail } else { int_end };
+    // SAFETY: the stores reach at most 1 + 4 + 1 + 4 = 10 bytes into the
+    // caller's 16.
+    unsafe {
+        *dst = b'-';
+        (dst.add(sign) as *mut u32).write_unaligned(((d as u32) >> (8 * lead)).to_le());
+        *dst.add(int_end) = b'.';
+        (dst.add(int_end + 1) as *mut u32).write_unaligned(((d >> 32) as u32).to_le());
+    }
+    len
+}
+
+/// `prec = 0`: the C code rounds the whole part itself, half to even on its
+/// own parity.
+#[inline(never)]
+fn modp_no_decimals(out: &mut Vec<u8>, neg: bool, whole: i64, tmp: f64) {
+    let diff = tmp - (tmp as u32) as f64;
+    let up = diff > 0.5 || (diff == 0.5 && (whole & 1) == 1);
+    modp_text_slow(out, neg, whole + up as i64, 0, 0);
+}
+
+/// Five to eight decimals, or a whole part of five to eight digits: both
+/// parts as eight digits each, as in [`modp_short`].
+#[inline(never)]
+fn modp_long(out: &mut Vec<u8>, neg: bool, whole: i64, frac: u32, prec: usize) {
+    if prec <= 8 && whole < 100_000_000 {
         const ZEROS: u64 = 0x3030_3030_3030_3030;
-        // Four digits take half the multiplications of eight: the usual
-        // case (jsonlite's default of 4 decimals, values below 10^4).
-        let w =
-            if whole < 10_000 { ((digits4(whole as u32) as u64) << 32) | 0x3030_3030 } else { digits8(whole as u32) };
+        let w = digits8(whole as u32);
         let lead = ((w ^ ZEROS).trailing_zeros() / 8).min(7) as usize;
         // The last `prec` digits of the fraction, zero-padded.
-        let f =
-            if prec <= 4 { ((digits4(frac) as u64) << 32) | 0x3030_3030 } else { digits8(frac) } >> (8 * (8 - prec));
+        let f = digits8(frac) >> (8 * (8 - prec));
         let trail = ((f ^ (ZEROS >> (8 * (8 - prec)))).leading_zeros() as usize / 8) - (8 - prec);
         let sign = neg as usize;
         let int_end = sign + 8 - lead;
@@ -234,31 +383,26 @@ fn modp_text_slow(out: &mut Vec<u8>, neg: bool, mut whole: i64, mut frac: u32, p
 
 /// The eight decimal digits of `n` (below 10^8, zero-padded) as ASCII, the
 /// first digit in the lowest byte (so in memory order when stored little
-/// endian): halves, quarters and digits split in parallel lanes, with
-/// multiply-shift divisions exact for these ranges.
+/// endian).
 #[inline(always)]
 fn digits8(n: u32) -> u64 {
     let n = n as u64;
     // abcdefgh -> abcd | efgh << 32
-    let x = (n / 10_000) | ((n % 10_000) << 32);
+    digit_bytes((n / 10_000) | ((n % 10_000) << 32)) | 0x3030_3030_3030_3030
+}
+
+/// Two numbers below 10^4, one per 32-bit lane, as four digit values
+/// (0 to 9, not ASCII) per lane, the first digit in the lowest byte:
+/// halves and digits split in parallel lanes, with multiply-shift divisions
+/// exact for these ranges.
+#[inline(always)]
+fn digit_bytes(x: u64) -> u64 {
     // each lane abcd -> ab | cd << 16 (x * 10486 >> 20 is x / 100 below 10^4)
     let q = ((x * 10_486) >> 20) & 0x0000_007F_0000_007F;
     let x = q | ((x - q * 100) << 16);
     // each 16-bit lane ab -> a | b << 8 (x * 103 >> 10 is x / 10 below 100)
     let q = ((x * 103) >> 10) & 0x000F_000F_000F_000F;
-    let x = q | ((x - q * 10) << 8);
-    x | 0x3030_3030_3030_3030
-}
-
-/// The four decimal digits of `n` (below 10^4, zero-padded) as ASCII, the
-/// first digit in the lowest byte; see [`digits8`].
-#[inline(always)]
-fn digits4(n: u32) -> u32 {
-    let q = (n * 10_486) >> 20;
-    let x = q | ((n - q * 100) << 16);
-    let q = ((x * 103) >> 10) & 0x000F_000F;
-    let x = q | ((x - q * 10) << 8);
-    x | 0x3030_3030
+    q | ((x - q * 10) << 8)
 }
 
 /// The text of a `modp_dtoa2` result: sign, whole part, and `count` decimals.
@@ -602,6 +746,22 @@ mod tests {
     }
 
     #[test]
+    fn integers_match_rust_formatting() {
+        let check = |v: i64| {
+            let mut o = b"x".to_vec();
+            write_i64(&mut o, v);
+            assert_eq!(&o[1..], v.to_string().as_bytes(), "{v}");
+        };
+        (-1_000_000..=1_000_000).for_each(check);
+        (-100_000_100..=100_000_100).step_by(97).for_each(check);
+        let edges = [99_999_999, 100_000_000, 10_000_000, 2147483647, -2147483647, i64::MAX, i64::MIN, i64::MIN + 1];
+        edges.into_iter().for_each(check);
+        let mut o = Vec::new();
+        write_i32(&mut o, -2147483647);
+        assert_eq!(o, b"-2147483647");
+    }
+
+    #[test]
     fn jsonlite_default_digits() {
         // Expected values were produced by jsonlite 2.0.0 (toJSON / num_to_char).
         assert_eq!(f(-0.0, D4), "-0");
@@ -793,8 +953,11 @@ mod tests {
         (0..1_000_000).for_each(check);
         (1_000_000..100_000_000).step_by(97).for_each(check);
         [99_999_999, 10_000_000, 99_990_000, 12_345_678, 90_000_009].into_iter().for_each(check);
-        for n in 0..10_000 {
-            assert_eq!(&digits4(n).to_le_bytes(), format!("{n:04}").as_bytes(), "{n}");
+        // Two numbers at once, as modp_short uses it: every value in each lane.
+        for n in 0..10_000u64 {
+            let other = (n * 7919) % 10_000;
+            let got = (digit_bytes(n | other << 32) | 0x3030_3030_3030_3030).to_le_bytes();
+            assert_eq!(&got, format!("{n:04}{other:04}").as_bytes(), "{n}");
         }
     }
 
@@ -872,6 +1035,21 @@ mod tests {
                     let mut o = Vec::new();
                     modp_dtoa2(&mut o, v, prec as i32);
                     assert_eq!(String::from_utf8(o).unwrap(), reference(v, prec), "value {v:e} prec {prec}");
+                }
+            }
+        }
+        // Where the number of whole digits changes (the four-digit and
+        // eight-digit paths end there), rounding up or not, either sign.
+        for w in [0.0, 9.0, 99.0, 999.0, 9999.0, 99_999.0, 9_999_999.0, 99_999_999.0, 999_999_999.0] {
+            for (prec, p10) in POW10.iter().enumerate() {
+                for d in [0.4, 0.5, 0.6, 1.0, 3.0] {
+                    for v in [w + 1.0 - d / p10, w + d / p10, w + 1.0, w] {
+                        for v in [v, -v] {
+                            let mut o = Vec::new();
+                            modp_dtoa2(&mut o, v, prec as i32);
+                            assert_eq!(String::from_utf8(o).unwrap(), reference(v, prec), "value {v:e} prec {prec}");
+                        }
+                    }
                 }
             }
         }

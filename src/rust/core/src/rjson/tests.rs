@@ -181,6 +181,122 @@ fn deep_nesting_is_an_error_not_a_crash() {
 
 /// Uniform numbers in [0, 1) from a fixed seed (xorshift), for the timing
 /// harnesses.
+/// Strings cached by identity are written exactly as strings read one by
+/// one: frames and vectors of many shapes (few or many distinct values, NAs,
+/// texts needing escapes, texts too long to cache, a column that turns its
+/// cache off half way), with and without string keys.
+#[test]
+fn cached_strings_match_strings_read_one_by_one() {
+    let mut rnd = uniform();
+    let pool: Vec<String> = (0..600)
+        .map(|k| match k % 6 {
+            0 => format!("v{k}"),
+            1 => format!("q\"{k}\"\n"),
+            2 => format!("d\u{e9}j\u{e0} {k} </script>"),
+            3 => "x".repeat(k % 130),
+            4 => format!("tab\t{k}\u{1}"),
+            _ => String::new(),
+        })
+        .collect();
+    for case in 0..400 {
+        let n = [0, 1, 63, 64, 65, 300, 1000, 2500][case % 8];
+        let distinct = [1, 2, 4, 40, 255, 600][(case / 8) % 6];
+        let na_share = [0.0, 0.1, 0.5, 1.0][(case / 48) % 4];
+        let vals: Vec<Option<&str>> = (0..n)
+            .map(|i| {
+                if rnd() < na_share {
+                    return None;
+                }
+                // Every 13th case: distinct values first, then repeats.
+                let k = if case % 13 == 7 && i < n / 2 { i % pool.len() } else { (rnd() * distinct as f64) as usize };
+                Some(pool[k].as_str())
+            })
+            .collect();
+        let nums: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
+        for o in [Options::default(), na_null(), na_string()] {
+            let keyed = df(vec![("s", chr(&vals)), ("x", dbl(&nums)), ("t", chr(&vals))], n as i32);
+            let plain = df(vec![("s", chr_unkeyed(&vals)), ("x", dbl(&nums)), ("t", chr_unkeyed(&vals))], n as i32);
+            assert_eq!(j_with(&keyed, o), j_with(&plain, o), "frame, case {case}");
+            assert_eq!(j_with(&chr(&vals), o), j_with(&chr_unkeyed(&vals), o), "vector, case {case}");
+        }
+    }
+}
+
+/// Data-frame rows written through the row cursor (numbers, logicals and
+/// cached strings in their common forms, missing values as dropped
+/// stand-ins) are what the general path writes for each cell: every row is
+/// compared with its cells serialized one at a time, over values on both
+/// sides of every fast-path limit and every digits setting.
+#[test]
+fn rows_match_their_cells_written_one_by_one() {
+    let mut rnd = uniform();
+    let n = 3000;
+    let dbl_pool = [
+        0.5,
+        -0.25,
+        1e-5,
+        2e-5,
+        -9.99995e-6,
+        9999.49996,
+        9999.99996,
+        -9999.99994,
+        10_000.0,
+        123_456.789,
+        1e8 + 0.5,
+        2147483647.5,
+        3e10,
+        1e300,
+        -0.0,
+        0.0,
+        5e-324,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        na_real(),
+    ];
+    let a: Vec<f64> = (0..n)
+        .map(|_| if rnd() < 0.5 { dbl_pool[(rnd() * dbl_pool.len() as f64) as usize] } else { (rnd() - 0.5) * 2e4 })
+        .collect();
+    let int_pool = [0, -1, 7, 99_999_999, -99_999_999, 100_000_000, -100_000_000, i32::MAX, -i32::MAX, NA_INT];
+    let b: Vec<i32> = (0..n).map(|_| int_pool[(rnd() * int_pool.len() as f64) as usize]).collect();
+    let c: Vec<Option<bool>> = (0..n).map(|_| [Some(true), Some(false), None][(rnd() * 3.0) as usize]).collect();
+    let d: Vec<Option<&str>> =
+        (0..n).map(|_| [Some("x"), None, Some("y \"q\""), Some("")][(rnd() * 4.0) as usize]).collect();
+    let x = df(vec![("a", dbl(&a)), ("bee", int(&b)), ("c", lgl(&c)), ("a long column name", chr(&d))], n as i32);
+    for digits in [
+        Digits::Decimal(4),
+        Digits::Decimal(1),
+        Digits::Decimal(0),
+        Digits::Decimal(6),
+        Digits::Significant(3),
+        Digits::Max,
+    ] {
+        let o = Options { digits, ..Options::default() };
+        let cell = |v: TV| j_with(&v, o);
+        let mut want = String::from("[");
+        for i in 0..n {
+            let mut fields = Vec::new();
+            if a[i].is_finite() {
+                fields.push(format!("\"a\":{}", cell(dbl(&[a[i]]))));
+            }
+            if b[i] != NA_INT {
+                fields.push(format!("\"bee\":{}", cell(int(&[b[i]]))));
+            }
+            if let Some(v) = c[i] {
+                fields.push(format!("\"c\":{v}"));
+            }
+            if let Some(v) = d[i] {
+                fields.push(format!("\"a long column name\":{}", cell(s(v))));
+            }
+            want.push_str(if i > 0 { ",{" } else { "{" });
+            want.push_str(&fields.join(","));
+            want.push('}');
+        }
+        want.push(']');
+        assert_eq!(j_with(&x, o), want, "{digits:?}");
+    }
+}
+
 fn uniform() -> impl FnMut() -> f64 {
     let mut st = 0x9E3779B97F4A7C15u64;
     move || {
@@ -269,6 +385,13 @@ fn encoder_speed() {
     let idv: Vec<String> = (0..n).map(|i| format!("id-{:08}", i + 1)).collect();
     let idr: Vec<Option<&str>> = idv.iter().map(|x| Some(x.as_str())).collect();
     let character = df(vec![("s", chr(&strs)), ("id", chr(&idr))], n as i32);
+    // bench/json's NA-heavy frame: each cell NA with probability 1/2.
+    let mut na = || rnd() < 0.5;
+    let na_a: Vec<f64> = (0..n).map(|i| if na() { na_real() } else { a[i] / 1e4 }).collect();
+    let na_b: Vec<Option<&str>> = (0..n).map(|i| if na() { None } else { Some(["x", "y"][i % 2]) }).collect();
+    let na_c: Vec<Option<bool>> = (0..n).map(|i| if na() { None } else { Some(i % 3 == 0) }).collect();
+    let na_d: Vec<i32> = (0..n).map(|i| if na() { NA_INT } else { ids[i] }).collect();
+    let na_heavy = df(vec![("a", dbl(&na_a)), ("b", chr(&na_b)), ("c", lgl(&na_c)), ("d", int(&na_d))], n as i32);
     let text = String::from_utf8(to_json(&mixed, &Options::default()).expect("json")).expect("utf8");
     let long = s(&text);
     for (name, x, o) in [
@@ -277,6 +400,7 @@ fn encoder_speed() {
         ("numeric digits=NA", &numeric, Options { digits: Digits::Max, ..Options::default() }),
         ("numeric I(15)", &numeric, Options { digits: Digits::Significant(15), ..Options::default() }),
         ("character", &character, Options::default()),
+        ("na_heavy", &na_heavy, Options::default()),
         ("long JSON text as a string", &long, Options::default()),
     ] {
         let mut best = f64::INFINITY;

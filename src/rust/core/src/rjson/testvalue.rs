@@ -25,6 +25,26 @@ pub struct Inner {
     pub data: Data,
     pub attrs: Vec<(String, TV)>,
     pub s4: bool,
+    /// String identities like R's CHARSXP addresses (see [`RValue::str_keys`]).
+    pub keys: Vec<usize>,
+}
+
+thread_local! {
+    /// One key per distinct string (NA included), as R keeps one CHARSXP each.
+    static STRINGS: std::cell::RefCell<std::collections::HashMap<Option<String>, usize>> = Default::default();
+}
+
+fn keys_of(data: &Data) -> Vec<usize> {
+    let Data::Chr(v) = data else { return Vec::new() };
+    STRINGS.with(|m| {
+        let mut m = m.borrow_mut();
+        v.iter()
+            .map(|s| {
+                let next = m.len() + 1;
+                *m.entry(s.clone()).or_insert(next)
+            })
+            .collect()
+    })
 }
 
 /// Test value: cheap to clone, like a SEXP handle.
@@ -38,7 +58,8 @@ pub fn na_real() -> f64 {
 }
 
 fn mk(data: Data) -> TV {
-    TV(Rc::new(Inner { data, attrs: Vec::new(), s4: false }))
+    let keys = keys_of(&data);
+    TV(Rc::new(Inner { data, attrs: Vec::new(), s4: false, keys }))
 }
 
 pub fn null() -> TV {
@@ -55,6 +76,13 @@ pub fn lgl(v: &[Option<bool>]) -> TV {
 }
 pub fn chr(v: &[Option<&str>]) -> TV {
     mk(Data::Chr(v.iter().map(|s| s.map(str::to_string)).collect()))
+}
+/// A character vector without string keys (as R's compact and deferred
+/// vectors are): the serializer reads every element.
+pub fn chr_unkeyed(v: &[Option<&str>]) -> TV {
+    let tv = chr(v);
+    let inner = Inner { data: clone_data(&tv.0.data), attrs: Vec::new(), s4: false, keys: Vec::new() };
+    TV(Rc::new(inner))
 }
 pub fn s(x: &str) -> TV {
     chr(&[Some(x)])
@@ -87,6 +115,7 @@ impl TV {
             data: clone_data(&rc.data),
             attrs: rc.attrs.clone(),
             s4: rc.s4,
+            keys: rc.keys.clone(),
         });
         let mut inner = inner;
         inner.attrs.retain(|(n, _)| n != name);
@@ -206,6 +235,12 @@ impl RValue for TV {
         match &self.0.data {
             Data::Chr(v) => v[i].as_deref().map(|s| Cow::Borrowed(s.as_bytes())),
             Data::Json(v) if i == 0 => Some(Cow::Borrowed(v)),
+            _ => None,
+        }
+    }
+    fn str_keys(&self) -> Option<&[usize]> {
+        match &self.0.data {
+            Data::Chr(_) => Some(&self.0.keys),
             _ => None,
         }
     }

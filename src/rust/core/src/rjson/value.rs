@@ -77,6 +77,15 @@ pub trait RValue: Sized + Clone {
     fn core_json(&self) -> Option<&[u8]> {
         None
     }
+    /// The identities of a character vector's strings, one per element:
+    /// two elements with the same key have the same text (R keeps one
+    /// CHARSXP per distinct string and encoding, and keys are their
+    /// addresses). Keys are never 0. `None` when there are none to give
+    /// (a compact or deferred vector); the serializer then reads every
+    /// element.
+    fn str_keys(&self) -> Option<&[usize]> {
+        None
+    }
     /// Element `i` of a list.
     fn list_elt(&self, i: usize) -> Self;
     /// See [`Conversion`]; the result is a character vector.

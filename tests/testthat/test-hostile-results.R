@@ -213,3 +213,30 @@ for (version in all_versions) {
     })
   })
 }
+
+test_that("a lazy vector R cannot produce is a tool error, and the server goes on", {
+  # A compact sequence is made only when read; under a vector memory limit R
+  # cannot make it. Before, that R error escaped the serializer and ended
+  # the server with the call unanswered.
+  server <- c(
+    "library(mcplite)",
+    "invisible(mem.maxVSize(1500))",
+    "big <- tool(function() list(n = 1L, x = seq_len(1e9)), name = 'big', description = 'Too long to make')",
+    "column <- tool(function() tool_result(structured_content = list(ids = seq_len(1e9))), name = 'column', description = 'Too')",
+    "words <- tool(function() list(w = as.character(seq_len(1e9))), name = 'words', description = 'Lazy strings')",
+    "ok <- tool(function() 'fine', name = 'ok', description = 'Says fine')",
+    "mcp_server(list(big, column, words, ok))"
+  )
+  call <- function(id, name) rpc(id, "tools/call", sprintf('{"name":"%s","arguments":{}}', name))
+  out <- mcp_exchange(c(
+    initialize_line("2025-11-25"), initialized_line(),
+    call(1, "big"), call(2, "column"), call(3, "words"), call(4, "ok")
+  ), server = server, timeout = 120)
+  by_id <- setNames(out$responses, vapply(out$responses, function(r) format(r$id), ""))
+  for (id in c("1", "2", "3")) {
+    r <- by_id[[id]]
+    expect_true(isTRUE(r$result$isError), info = id)
+    expect_match(r$result$content[[1]]$text, "R could not produce the values of an ALTREP (integer|character) vector of length 1000000000")
+  }
+  expect_identical(by_id[["4"]]$result$content[[1]]$text, "fine")
+})

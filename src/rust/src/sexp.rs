@@ -106,11 +106,14 @@ pub struct Sx {
     /// R's type and vector length, read once (the serializer asks per element).
     ty: SEXPTYPE,
     n: usize,
+    /// False for a vector whose data R could not produce (see [`materialize`]).
+    readable: bool,
     keep: Option<Rc<Robj>>,
 }
 
-/// The type and vector length (0 for non-vectors) of a live object.
-fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize) {
+/// The type and vector length (0 for non-vectors) of a live object, and
+/// whether its data can be read (see [`materialize`]).
+fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize, bool) {
     use SEXPTYPE::*;
     // SAFETY: `sexp` is a live R object; xlength only on vector types.
     unsafe {
@@ -121,7 +124,41 @@ fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize) {
             }
             _ => 0,
         };
-        (ty, n)
+        let readable = match ty {
+            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | RAWSXP if n > 0 => materialize(sexp),
+            _ => true,
+        };
+        (ty, n, readable)
+    }
+}
+
+/// Makes the data of an ALTREP atomic vector (a compact sequence, a deferred
+/// string, another package's lazy vector) under R's error protection, so
+/// that reading it later raises no R error: making it is an allocation or
+/// the class's own code, either of which can fail (a sequence too long for
+/// the memory left, a file that is gone). Returns false when R failed; the
+/// value is then refused rather than read. Ordinary vectors cost one call.
+///
+/// # Safety
+/// `sexp` must be a live atomic vector.
+unsafe fn materialize(sexp: SEXP) -> bool {
+    // SAFETY: a live object (the caller's contract); the JSON text check only
+    // reads it, and DATAPTR_RO runs under protection.
+    unsafe {
+        if extendr_ffi::ALTREP(sexp) == 0 {
+            return true;
+        }
+        // A JSON text is read through its bytes; making its string is what
+        // the class exists to avoid.
+        let mut p: *const u8 = std::ptr::null();
+        let mut len: isize = 0;
+        if ffi::mcplite_json_bytes(sexp, &mut p, &mut len) != 0 {
+            return true;
+        }
+        ffi::protected(|| {
+            extendr_ffi::DATAPTR_RO(sexp);
+        })
+        .is_some()
     }
 }
 
@@ -130,27 +167,27 @@ impl Sx {
     pub fn borrowed(robj: &Robj) -> Sx {
         // SAFETY: the caller's Robj outlives the view.
         let sexp = unsafe { robj.get() };
-        let (ty, n) = type_and_len(sexp);
-        Sx { sexp, ty, n, keep: None }
+        let (ty, n, readable) = type_and_len(sexp);
+        Sx { sexp, ty, n, readable, keep: None }
     }
 
     /// A view that keeps the object alive itself.
     pub fn owned(robj: Robj) -> Sx {
         // SAFETY: the Robj is kept alive by `keep`.
         let sexp = unsafe { robj.get() };
-        let (ty, n) = type_and_len(sexp);
-        Sx { sexp, ty, n, keep: Some(Rc::new(robj)) }
+        let (ty, n, readable) = type_and_len(sexp);
+        Sx { sexp, ty, n, readable, keep: Some(Rc::new(robj)) }
     }
 
     /// R's `NULL`.
     pub fn null() -> Sx {
         // SAFETY: R_NilValue is a global constant.
-        Sx { sexp: unsafe { extendr_ffi::R_NilValue }, ty: SEXPTYPE::NILSXP, n: 0, keep: None }
+        Sx { sexp: unsafe { extendr_ffi::R_NilValue }, ty: SEXPTYPE::NILSXP, n: 0, readable: true, keep: None }
     }
 
     fn child(&self, sexp: SEXP) -> Sx {
-        let (ty, n) = type_and_len(sexp);
-        Sx { sexp, ty, n, keep: self.keep.clone() }
+        let (ty, n, readable) = type_and_len(sexp);
+        Sx { sexp, ty, n, readable, keep: self.keep.clone() }
     }
 
     #[inline]
@@ -174,7 +211,7 @@ impl Sx {
     }
 
     fn typed<T>(&self, want: SEXPTYPE, get: unsafe extern "C" fn(SEXP) -> *mut T) -> &[T] {
-        if self.typeof_() != want {
+        if self.typeof_() != want || !self.readable {
             return &[];
         }
         // SAFETY: the type was checked above, so `get` is the right accessor.
@@ -200,6 +237,9 @@ fn symbol(name: &str) -> Option<SEXP> {
 impl RValue for Sx {
     fn rtype(&self) -> RType {
         use SEXPTYPE::*;
+        if !self.readable {
+            return RType::Other;
+        }
         match self.typeof_() {
             NILSXP => RType::Null,
             LGLSXP => RType::Logical,
@@ -285,7 +325,7 @@ impl RValue for Sx {
     }
 
     fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>> {
-        if self.typeof_() != SEXPTYPE::STRSXP || i >= self.len() {
+        if self.typeof_() != SEXPTYPE::STRSXP || i >= self.len() || !self.readable {
             return None;
         }
         // A JSON text is read without R making its string.
@@ -295,6 +335,17 @@ impl RValue for Sx {
         // SAFETY: a character vector and an index below its length; CHARSXPs
         // live as long as their vector.
         unsafe { charsxp_utf8(extendr_ffi::STRING_ELT(self.sexp, i as isize)) }
+    }
+
+    fn read_error(&self) -> Option<String> {
+        (!self.readable).then(|| {
+            format!(
+                "R could not produce the values of an ALTREP {} vector of length {} (R's error is on the \
+                 server's standard error)",
+                self.type_name(),
+                self.n
+            )
+        })
     }
 
     fn str_keys(&self) -> Option<&[usize]> {

@@ -82,6 +82,9 @@ fn is_atomic(t: RType) -> bool {
 const PRINTED: &str = "text from `paste(capture.output(print(x)), collapse = \"\\n\")`";
 
 fn unsupported<V: RValue>(v: &V) -> String {
+    if let Some(e) = v.read_error() {
+        return e;
+    }
     let t = v.type_name();
     match t.as_str() {
         "closure" | "builtin" | "special" => {
@@ -122,6 +125,9 @@ fn by_type<V: RValue>(v: &V) -> Result<Method, String> {
 /// unknown classes are skipped (jsonlite's "ANY" method), but running out of
 /// classes is an error, as in jsonlite.
 fn resolve<V: RValue>(v: &V, classes: &[String]) -> Result<Method, String> {
+    if let Some(e) = v.read_error() {
+        return Err(e);
+    }
     if v.is_s4() {
         let c = classes.first().map(String::as_str).unwrap_or("?");
         return Err(format!(

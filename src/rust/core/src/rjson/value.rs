@@ -77,6 +77,13 @@ pub trait RValue: Sized + Clone {
     fn core_json(&self) -> Option<&[u8]> {
         None
     }
+    /// Why the vector's values cannot be read (R failed to produce the data
+    /// of a lazily computed vector); `None` for every readable object. Such
+    /// a value reports [`RType::Other`], and the serializer refuses it with
+    /// this message.
+    fn read_error(&self) -> Option<String> {
+        None
+    }
     /// The identities of a character vector's strings, one per element:
     /// two elements with the same key have the same text (R keeps one
     /// CHARSXP per distinct string and encoding, and keys are their

@@ -263,14 +263,9 @@ fn rows_match_their_cells_written_one_by_one() {
     let d: Vec<Option<&str>> =
         (0..n).map(|_| [Some("x"), None, Some("y \"q\""), Some("")][(rnd() * 4.0) as usize]).collect();
     let x = df(vec![("a", dbl(&a)), ("bee", int(&b)), ("c", lgl(&c)), ("a long column name", chr(&d))], n as i32);
-    for digits in [
-        Digits::Decimal(4),
-        Digits::Decimal(1),
-        Digits::Decimal(0),
-        Digits::Decimal(6),
-        Digits::Significant(3),
-        Digits::Max,
-    ] {
+    // Every digits setting: decimals 0-15, significant digits 1-15, and NA.
+    let settings = (0..=15).map(Digits::Decimal).chain((1..=15).map(Digits::Significant)).chain([Digits::Max]);
+    for digits in settings {
         let o = Options { digits, ..Options::default() };
         let cell = |v: TV| j_with(&v, o);
         let mut want = String::from("[");

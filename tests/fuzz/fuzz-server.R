@@ -32,7 +32,7 @@ setClass("FuzzThing", representation(x = "numeric"))
 
 gen_atomic <- function() {
   n <- pick(list(0L, 1L, 1L, 1L, 2L, 3L, 7L))
-  switch(sample.int(14L, 1L),
+  switch(sample.int(17L, 1L),
     sample(c(TRUE, FALSE, NA), n, TRUE),
     sample(c(0L, 1L, -1L, .Machine$integer.max, -.Machine$integer.max, NA_integer_), n, TRUE),
     sample(c(0, -0, 1.5, NaN, Inf, -Inf, NA, 1e308, 5e-324, pi, 1 / 3, 1e15, 123456789.123, -1e-300), n, TRUE),
@@ -46,7 +46,11 @@ gen_atomic <- function() {
     as.difftime(sample(1:100, n, TRUE), units = "mins"),
     structure(sample(1:10, n, TRUE), names = if (n) vapply(seq_len(n), function(i) gen_name(), "") else NULL),
     I(sample(1:10, n, TRUE)),
-    structure(gen_string(), class = "json")
+    structure(gen_string(), class = "json"),
+    # Lazy (ALTREP) vectors: compact sequences and deferred strings.
+    seq_len(n),
+    as.double(seq_len(n)),
+    as.character(seq_len(n) * 7L)
   )
 }
 
@@ -64,7 +68,7 @@ gen_special <- function() {
 
 gen_value <- function(depth = 0L) {
   if (depth >= 4L || runif(1L) < 0.35) return(if (runif(1L) < 0.8) gen_atomic() else gen_special())
-  switch(sample.int(9L, 1L),
+  switch(sample.int(10L, 1L),
     lapply(seq_len(sample(0:4, 1L)), function(i) gen_value(depth + 1L)),
     { n <- sample(0:4, 1L); v <- lapply(seq_len(n), function(i) gen_value(depth + 1L)); names(v) <- vapply(seq_len(n), function(i) gen_name(), ""); v },
     data.frame(a = 1:2, b = c("x", NA), f = factor(c("u", "v")), d = as.Date(c("2024-01-01", NA)), stringsAsFactors = FALSE),
@@ -74,7 +78,10 @@ gen_value <- function(depth = 0L) {
     gen_result(depth + 1L),
     tamper(gen_result(depth + 1L), depth + 1L),
     gen_block(),
-    tamper_block(gen_block(), depth + 1L)
+    tamper_block(gen_block(), depth + 1L),
+    # Long enough for cached strings and rows with missing fields.
+    { m <- sample(64:200, 1L); data.frame(s = sample(c("a", "b \"q\"", latin1, NA), m, TRUE), x = sample(c(1.5, NA, 1e5, -0.25), m, TRUE),
+                                          i = sample(c(1L, NA), m, TRUE), l = sample(c(TRUE, NA), m, TRUE), stringsAsFactors = FALSE) }
   )
 }
 

@@ -283,6 +283,10 @@ test_that("number formatting matches jsonlite for every digits setting and at ro
       signif = inherits(d, "AsIs"), auto_unbox = FALSE
     )
     expect_identical(rust_to_json(x, opts, json_helpers())$value, expected, label = paste("digits =", format(d)))
+    # Data-frame fields are written by the row cursor's own number path.
+    frame <- data.frame(v = x, w = rev(x))
+    expected <- as.character(jsonlite::toJSON(frame, digits = d))
+    expect_identical(rust_to_json(frame, opts, json_helpers())$value, expected, label = paste("frame, digits =", format(d)))
   }
 })
 

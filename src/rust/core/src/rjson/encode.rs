@@ -827,9 +827,10 @@ impl<'o> Encoder<'o> {
             Cells::Dbl(s, na) => {
                 let x = s[i];
                 if *na == Na::Omit {
-                    // Data-frame fields: a missing number is written as a
-                    // stand-in and dropped by the caller, so NAs scattered at
-                    // random cost no mispredicted branch.
+                    // Data-frame fields the row cursor leaves to this path
+                    // (numbers outside its short form): as there, a missing
+                    // number is a stand-in the caller drops, so NAs scattered
+                    // at random cost no mispredicted branch.
                     let finite = x.is_finite();
                     write_f64(out, if finite { x } else { 1.0 }, self.opts.digits);
                     return finite;
@@ -843,12 +844,6 @@ impl<'o> Encoder<'o> {
             }
             Cells::Int(s, na) => {
                 let x = s[i];
-                if *na == Na::Omit {
-                    // As for doubles: a stand-in for NA, dropped by the caller.
-                    let present = x != NA_INTEGER;
-                    write_i32(out, if present { x } else { 0 });
-                    return present;
-                }
                 if x == NA_INTEGER {
                     return write_na(out, *na, NaKind::Number("\"NA\""));
                 }
@@ -857,10 +852,6 @@ impl<'o> Encoder<'o> {
             }
             Cells::Lgl(s, na) => {
                 let x = s[i];
-                if *na == Na::Omit {
-                    put(out, if x != 0 { b"true" } else { b"false" });
-                    return x != NA_INTEGER;
-                }
                 if x == NA_INTEGER {
                     return write_na(out, *na, NaKind::Logical);
                 }
@@ -1128,13 +1119,12 @@ impl<'a> StrCache<'a> {
     /// length (NAs, a few letters and longer labels alternate at random).
     #[inline(always)]
     fn put(&self, out: &mut Vec<u8>, text: std::ops::Range<usize>) {
-        let n = text.len();
-        match self.texts.get(text.start..text.start + CACHE_PAD) {
-            Some(padded) if n <= CACHE_PAD => {
-                out.extend_from_slice(padded);
-                out.truncate(out.len() - (CACHE_PAD - n));
-            }
-            _ => put(out, self.texts.get(text).unwrap_or_default()),
+        out.reserve(CELL_ROOM);
+        // SAFETY: `reserve` leaves CELL_ROOM writable bytes after the old
+        // length, and `set_len` covers only the bytes `put_at` wrote.
+        unsafe {
+            let n = self.put_at(out.as_mut_ptr().add(out.len()), text).unwrap_or(0);
+            out.set_len(out.len() + n);
         }
     }
 

@@ -41,7 +41,14 @@
 #'   loads in this session (mcplite itself included), the `env` entry that
 #'   fixes it (`R_LIBS`), after which the check goes on with that entry;
 #' * a script that reads files by relative paths;
+#' * warnings R gave while the script defined its tools (clients never show
+#'   them);
+#' * with `mcp_server(workers = n)`, workers that could not evaluate the
+#'   script (every call would fail); the workers evaluate it before the
+#'   server answers, so the check sees it without `calls`;
 #' * lines on standard output that are not protocol messages;
+#' * processes the server started that were still running after it exited
+#'   (Unix-alikes; they are ended with the server's process group);
 #' * the time to the first answer;
 #' * `tools/list` in each of the four protocol versions, and the version the
 #'   server chose for each handshake;
@@ -56,7 +63,9 @@
 #'   Anthropic APIs), `anyOf`/`oneOf`/`allOf` at the top of the input schema
 #'   (Anthropic API), arrays without `items` (VS Code), references to other
 #'   documents (2026-07-28 specification);
-#' * optionally, the results of calling tools with the arguments in `calls`.
+#' * optionally, the results of calling tools with the arguments in `calls`,
+#'   including results that SDK clients reject because their structured
+#'   content does not match the tool's output schema (see [mcp_client()]).
 #'
 #' @param script Path to the server script.
 #' @param env Environment variables the client configuration sets, as a
@@ -77,13 +86,18 @@
 #'   tool definitions), `first_answer_seconds`, `calls` (results) and
 #'   `stderr` (what the server wrote there). Printing it shows the problems
 #'   first and ends with the configuration snippet of [mcp_config()].
-#' @seealso [mcp_config()] for the configuration, [mcp_client()] to drive a
-#'   server yourself.
+#' @seealso [expect_mcp_check()] in tests, [mcp_config()] for the
+#'   configuration, [mcp_client()] to drive a server yourself.
 #' @export
 #' @examples
-#' server <- system.file("examples", "minimal.R", package = "mcplite")
+#' # A server script of your own; here, a copy of the package's example.
+#' example <- system.file("examples", "minimal.R", package = "mcplite")
+#' server <- file.path(tempdir(), "minimal.R")
+#' invisible(file.copy(example, server))
 #' \donttest{
-#' res <- mcp_check(server, env = c(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)))
+#' # Where mcplite is in a library that only R_LIBS names, the report says so
+#' # and shows the R_LIBS entry the client configuration needs.
+#' res <- mcp_check(server)
 #' res$ok
 #' res
 #' }
@@ -170,7 +184,7 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
   on.exit(client$close(1), add = TRUE, after = FALSE)
   state <- client$.state()
   out$first_answer_seconds <- state$first_response_ms / 1000
-  report_stray(state$stray, "at start-up", add)
+  report_stray(state$stray, "at start-up", add, total = state$stray_total)
   if (isTRUE(out$first_answer_seconds > 10)) {
     add("warning", "slow_start",
         sprintf("The first answer came after %.1f seconds; clients give up after 60 seconds by default, and users wait meanwhile.", out$first_answer_seconds),
@@ -179,32 +193,37 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
 
   # Every version: the probe serves 2025-11-25; the others start together.
   order <- c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05")
-  clients <- list(`2025-11-25` = list(client = client, seen = length(state$stray)))
+  clients <- list(`2025-11-25` = list(client = client, seen = state$stray_total))
   spawned <- lapply(setdiff(order, "2025-11-25"), function(v) {
     list(version = v, res = rust_client_spawn(launch$program, launch$args, c(client_env(), env),
                                               TRUE, cwd, v, info))
   })
+  on.exit(for (s in spawned) if (is.null(s$res$error)) rust_client_close_step(s$res$value, 0, TRUE), add = TRUE)
   for (s in spawned) {
     if (!is.null(s$res$error)) {
       clients[[s$version]] <- list(error = s$res$error$message)
       next
     }
-    opened <- rust_client_open(s$res$value, timeout)
+    opened <- client_open(s$res$value, timeout)
     if (!is.null(opened$error)) {
-      rust_client_close(s$res$value, 1)
+      client_close(s$res$value, 1)
       clients[[s$version]] <- list(error = opened$error$message)
       next
     }
     x <- new_client(s$res$value, opened$value, launch, timeout)
     # Start-up lines were reported once, from the probe.
-    clients[[s$version]] <- list(client = x, seen = length(x$.state()$stray))
+    clients[[s$version]] <- list(client = x, seen = x$.state()$stray_total)
   }
   on.exit(for (x in clients) if (!is.null(x$client)) x$client$close(1), add = TRUE, after = FALSE)
+  # Stray lines since the last look (the client keeps the most recent only).
   stray_since <- function(v, when) {
-    stray <- clients[[v]]$client$.state()$stray
-    seen <- clients[[v]]$seen
-    if (length(stray) > seen) report_stray(stray[-seq_len(seen)], when, add)
-    clients[[v]]$seen <<- length(stray)
+    state <- clients[[v]]$client$.state()
+    new <- state$stray_total - clients[[v]]$seen
+    if (new > 0) {
+      kept <- state$stray
+      report_stray(kept[seq_len(min(new, length(kept))) + max(0, length(kept) - new)], when, add, total = new)
+    }
+    clients[[v]]$seen <<- state$stray_total
   }
 
   versions <- list()
@@ -262,7 +281,12 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
       res <- tryCatch(x$client$call(name, calls[[name]], timeout = timeout), mcplite_error = function(e) e)
       stray_since(v, sprintf("while calling %s (%s)", name, v))
       out$calls[[name]][[v]] <- res
-      if (inherits(res, "error")) {
+      if (inherits(res, "mcplite_error_client_output")) {
+        add("error", "output_schema_mismatch",
+            sprintf("Calling %s (%s): %s", name, v, conditionMessage(res)),
+            "Make the tool return structured content that matches its output schema (or change the schema): the MCP Inspector and SDK-based clients fail the call.",
+            tool = name, version = v)
+      } else if (inherits(res, "error")) {
         add("error", "call_failed",
             sprintf("Calling %s failed (%s): %s", name, v, conditionMessage(res)),
             "Check the tool name and arguments, and the server's standard error.", tool = name, version = v)
@@ -274,7 +298,80 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
     }
   }
   out$stderr <- client$stderr()
+  report_startup_stderr(out$stderr, add)
+  report_leftovers(clients, add)
   check_result(out, findings)
+}
+
+# What the server's standard error shows about its start: warnings R gave
+# while the script defined its tools, and workers that could not evaluate
+# the script (every call will fail there).
+report_startup_stderr <- function(stderr, add) {
+  for (w in startup_warnings(stderr)) {
+    add("warning", "startup_warning",
+        sprintf("R gave a warning while the script started:\n%s", w),
+        "Fix what it says: clients do not show the server's warnings, and the tools may not be what you meant.")
+  }
+  failed <- stderr[startsWith(stderr, worker_failure_prefix)]
+  if (length(failed)) {
+    add("error", "workers_failed",
+        sprintf("The workers could not evaluate the script, so every call fails: %s",
+                substring(failed[[1]], nchar(worker_failure_prefix) + 1L)),
+        "Make the script run on a worker too: find files next to it with script_file(), and guard what must run only in the server with `if (!mirai::on_daemon())`.")
+  }
+  invisible()
+}
+
+# The warnings in R's standard error output, one text each: the blocks R
+# prints after a top-level call ("Warning message:", "Warning messages:"
+# with numbered items) and single warnings as printed with
+# options(warn = 1) ("Warning in f() :", "Warning:"). The server's own lines
+# for warnings during calls ("Warning in tool <name>: ...") are not
+# start-up warnings.
+startup_warnings <- function(stderr) {
+  out <- character()
+  boundary <- "^(Warning|Error|Execution halted|In addition|mcplite:)"
+  n <- length(stderr)
+  i <- 1L
+  while (i <= n) {
+    line <- stderr[[i]]
+    if (grepl("^Warning messages?:\\s*$", line)) {
+      j <- i + 1L
+      while (j <= n && !grepl(boundary, stderr[[j]])) j <- j + 1L
+      block <- stderr[seq_len(j - i - 1L) + i]
+      item <- cumsum(grepl("^[0-9]+: ", block))
+      if (!any(item == 0L) || !length(block)) block <- sub("^[0-9]+: ", "", block)
+      for (k in unique(item)) out <- c(out, paste(trimws(block[item == k]), collapse = "\n"))
+      i <- j
+    } else if (grepl("^Warning( in .* :|:)", line) && !grepl("^Warning in tool [^ ]+: ", line)) {
+      j <- i + 1L
+      while (j <= n && grepl("^  ", stderr[[j]])) j <- j + 1L
+      text <- trimws(stderr[i:(j - 1L)])
+      text[1] <- sub("^Warning in ", "In ", sub("^Warning: ", "", text[1]))
+      out <- c(out, paste(text, collapse = "\n"))
+      i <- j
+    } else {
+      i <- i + 1L
+    }
+  }
+  out[nzchar(out)]
+}
+
+# Close every client and warn when processes of a server's process group
+# were still running after the server had exited (they are ended then).
+report_leftovers <- function(clients, add) {
+  left <- character()
+  for (v in names(clients)) {
+    x <- clients[[v]]$client
+    if (is.null(x)) next
+    x$close(1)
+    if (isTRUE(x$.state()$group_left_running)) left <- c(left, v)
+  }
+  if (!length(left)) return(invisible())
+  add("warning", "background_processes",
+      sprintf("Processes the server started were still running after it exited (%s); they hold its standard output open and outlive it, unless a client ends the server's whole process group.",
+              paste(left, collapse = ", ")),
+      "End background processes before the server exits (for example with tools::pskill() in on.exit()), or give them no inherited standard output.")
 }
 
 # The environment MCP clients give servers by default (see ?mcp_check).
@@ -310,14 +407,18 @@ check_start <- function(launch, env, cwd, protocol, timeout, info) {
     return(list(error = res$error, stderr = character(), stray = list()))
   }
   ptr <- res$value
-  opened <- rust_client_open(ptr, timeout)
+  done <- FALSE
+  on.exit(if (!done) rust_client_close_step(ptr, 0, TRUE))
+  opened <- client_open(ptr, timeout)
+  done <- TRUE
   state <- rust_client_state(ptr)$value
   stderr <- split_lines(rust_client_stderr(ptr)$value)
   if (!is.null(opened$error)) {
-    rust_client_close(ptr, 1)
-    return(list(error = opened$error, stderr = stderr, stray = state$stray))
+    client_close(ptr, 1)
+    return(list(error = opened$error, stderr = stderr, stray = state$stray, stray_total = state$stray_total))
   }
-  list(client = new_client(ptr, opened$value, launch, timeout), stderr = stderr, stray = state$stray)
+  list(client = new_client(ptr, opened$value, launch, timeout), stderr = stderr, stray = state$stray,
+       stray_total = state$stray_total)
 }
 
 missing_packages <- function(stderr) {
@@ -336,7 +437,7 @@ package_library <- function(pkg) {
 report_start_failure <- function(probe, script, add, explained) {
   err <- probe$error
   stderr <- probe$stderr
-  report_stray(probe$stray, "at start-up", add)
+  report_stray(probe$stray, "at start-up", add, total = max(length(probe$stray), probe$stray_total))
   shown <- stderr_tail(stderr, 15)
   if (identical(err$kind, "exited") && identical(err$status, 0L) &&
       !length(probe$stray) && !any(grepl("Error", stderr))) {
@@ -353,7 +454,7 @@ report_start_failure <- function(probe, script, add, explained) {
     if (any(grepl("cannot open file|cannot open the connection|No such file or directory", stderr))) {
       add("error", "relative_file",
           "The script opens a file by a path that does not exist in the directory clients start it from.",
-          "Build paths from the script's own location (see \"Testing a server's tools\" in the Get started guide), or use absolute paths.")
+          "Build paths with script_file(\"data.csv\"), which gives the same path wherever the script runs, or use absolute paths.")
     }
   } else if (identical(err$kind, "timeout")) {
     add("error", "no_answer",
@@ -367,14 +468,14 @@ report_start_failure <- function(probe, script, add, explained) {
   invisible()
 }
 
-report_stray <- function(stray, when, add) {
+report_stray <- function(stray, when, add, total = length(stray)) {
   if (!length(stray)) return(invisible())
   text <- vapply(stray, function(s) s$text, character(1))
   shown <- text[seq_len(min(5, length(text)))]
   add("error", "stdout_noise",
       sprintf("The server wrote %d line%s to standard output %s that %s; clients fail on such lines or drop the connection:\n%s",
-              length(text), if (length(text) == 1) "" else "s", when,
-              if (length(text) == 1) "is not a protocol message" else "are not protocol messages",
+              total, if (total == 1) "" else "s", when,
+              if (total == 1) "is not a protocol message" else "are not protocol messages",
               paste0("  ", encodeString(shown), collapse = "\n")),
       "Remove print() and cat() calls that run outside tools, or send them to standard error with message(); keep --vanilla so no profile prints.")
 }
@@ -472,4 +573,40 @@ print_finding <- function(f) {
   cat(mark, " ", head, gsub("\n", "\n  ", f$message, fixed = TRUE), "\n", sep = "")
   if (f$severity != "info" || !startsWith(f$fix, "Nothing to do")) cat("  fix: ", f$fix, "\n", sep = "")
   if (!is.na(f$source)) cat("  source: ", f$source, "\n", sep = "")
+}
+
+#' Expect a server script to pass `mcp_check()`
+#'
+#' A testthat expectation: it runs [mcp_check()] and fails when the check
+#' finds an error, with every problem and its fix in the failure message
+#' (`expect_true(mcp_check(...)$ok)` would only say that `FALSE` is not
+#' `TRUE`). Warnings do not fail it.
+#'
+#' @inheritParams mcp_check
+#' @return The `mcplite_check` object, invisibly.
+#' @export
+#' @examples
+#' \donttest{
+#' if (requireNamespace("testthat", quietly = TRUE)) {
+#'   server <- system.file("examples", "minimal.R", package = "mcplite")
+#'   libs <- paste(.libPaths(), collapse = .Platform$path.sep)
+#'   expect_mcp_check(server, env = c(R_LIBS = libs))
+#' }
+#' }
+expect_mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
+  if (!requireNamespace("testthat", quietly = TRUE)) {
+    abort_mcplite("`expect_mcp_check()` needs the testthat package.", class = "dependency",
+                  call = sys.call())
+  }
+  res <- mcp_check(script, env = env, calls = calls, timeout = timeout)
+  failed <- res$problems[res$problems$severity == "error", , drop = FALSE]
+  message <- if (nrow(failed)) {
+    shown <- utils::capture.output(for (i in seq_len(nrow(failed))) print_finding(failed[i, ]))
+    paste0("mcp_check() found ", nrow(failed), " error", if (nrow(failed) == 1) "" else "s",
+           " in ", res$script, ":\n", paste(shown, collapse = "\n"))
+  } else {
+    ""
+  }
+  testthat::expect(isTRUE(res$ok), message)
+  invisible(res)
 }

@@ -51,14 +51,59 @@
 #' * `mcplite_error_client_timeout`: no answer within `timeout` seconds. The
 #'   request is cancelled (`notifications/cancelled`) and the client can go on.
 #' * `mcplite_error_client_start`: the program could not be started.
-#' * `mcplite_error_client_protocol`: a broken handshake, or a version this
-#'   client does not speak.
+#' * `mcplite_error_client_protocol`: a broken handshake, a version this
+#'   client does not speak, or an answer the client cannot use. The wait ends
+#'   as soon as such an answer arrives, and the message says what is wrong
+#'   with it: not valid UTF-8, nested deeper than 1023 levels, both a result
+#'   and an error (or neither), no `"jsonrpc": "2.0"`, or a string holding a
+#'   NUL character (`\u0000`), which R cannot hold.
 #' * `mcplite_error_client_closed`: the client was closed.
+#' * `mcplite_error_client_output`: a `$call()` result that clients built on
+#'   the official SDKs reject (see "What is checked").
+#'
+#' Every error a server can cause is one of these; mistakes in the arguments
+#' you pass are errors of class `mcplite_error_argument`. Answers are read
+#' with the same JSON reader mcplite servers use for what clients send: a
+#' number too large for a double (`1e400`) is `Inf`, and nesting up to 1023
+#' levels (mcplite servers send up to 512) is read.
+#'
+#' ## Waiting and interrupting
+#' Every wait (for an answer, or for the server to exit in `$close()`) can be
+#' interrupted with Ctrl-C (Escape in RStudio), whatever the `timeout`,
+#' including `Inf`. An interrupted request is cancelled and the client stays
+#' usable; an interrupted `$close()` kills the server at once.
+#'
+#' ## Processes the server starts
+#' On Unix-alikes the server runs in a process group of its own: Ctrl-C at
+#' the R console reaches R and not the server, and closing the client ends
+#' the whole group, so processes the server started in the background (and
+#' that would keep its output open) do not outlive it. On Windows this is not
+#' done yet: background processes of a server may outlive it there.
+#'
+#' ## Memory
+#' What the client keeps besides answers is bounded in bytes: the server's
+#' standard error (the last 1 MB), notifications, server requests, unmatched
+#' answers and stray output lines (the most recent 1 MB of each; a stray line
+#' is cut at 64 KB, with a note of how much followed), output read ahead of
+#' an answer (1 MB plus one line) and the transcript (8 MB).
 #'
 #' The client declares no capabilities. A request the server sends (sampling,
 #' roots, elicitation) is answered with a "method not found" error (-32601);
 #' notifications it sends (logging, progress) are kept for
 #' `$notifications()`.
+#'
+#' ## What is checked
+#' The official SDK clients (the TypeScript SDK's `Client.callTool()`, which
+#' the MCP Inspector and many clients use) refuse a `tools/call` result when
+#' the tool declares an `outputSchema` in the last `tools/list` and the
+#' result, unless it is a tool error, has no `structuredContent` or has one
+#' that does not validate against that schema. `$call()` checks the same:
+#' after `$tools()`, such a result raises `mcplite_error_client_output`,
+#' whose message gives each JSON path that fails and why. Like the SDK, the
+#' client does not check arguments against input schemas, and checks
+#' nothing before the first `$tools()`. `mcplite` servers never check a
+#' tool's output against its schema (authors own that), so this is where a
+#' mismatch shows up before a real client refuses it.
 #'
 #' ## The client object
 #' A client is an environment with these functions and fields:
@@ -100,6 +145,8 @@
 #'   `Inf` waits as long as it takes. Each method takes its own `timeout` too.
 #' @param client_info The name and version the client announces, as a list.
 #' @param transcript Keep every line sent and received, for `$transcript()`.
+#' @param check_output Check each `$call()` result as the official SDK
+#'   clients do (see "What is checked"); `FALSE` takes results as they come.
 #' @param .local_envir The frame whose end closes the client.
 #' @param ... Arguments passed on to `mcp_client()`.
 #'
@@ -107,7 +154,10 @@
 #' @seealso [mcp_check()] to check a server the way clients start it.
 #' @export
 #' @examples
-#' server <- system.file("examples", "minimal.R", package = "mcplite")
+#' # A server script of your own; here, a copy of the package's example.
+#' example <- system.file("examples", "minimal.R", package = "mcplite")
+#' server <- file.path(tempdir(), "minimal.R")
+#' invisible(file.copy(example, server))
 #' client <- mcp_client(server)
 #' client
 #' vapply(client$tools(), function(t) t$name, "")
@@ -115,7 +165,8 @@
 #' client$close()
 mcp_client <- function(script = NULL, command = NULL, args = character(),
                        env = NULL, cwd = NULL, protocol = "2025-11-25",
-                       timeout = 30, client_info = NULL, transcript = FALSE) {
+                       timeout = 30, client_info = NULL, transcript = FALSE,
+                       check_output = TRUE) {
   call <- sys.call()
   launch <- client_launch(script, command, args, call)
   env <- check_env(env, call)
@@ -133,9 +184,10 @@ mcp_client <- function(script = NULL, command = NULL, args = character(),
   }
   client_info <- check_named_list(client_info, "client_info", call = call)
   check_flag(transcript, "transcript", call = call)
+  check_flag(check_output, "check_output", call = call)
   client_start(launch, env, clear_env = FALSE, cwd = cwd, protocol = protocol,
                timeout = timeout, client_info = client_info, call = call,
-               transcript = transcript)
+               transcript = transcript, check_output = check_output)
 }
 
 #' @rdname mcp_client
@@ -221,7 +273,7 @@ client_abort <- function(err, what, call) {
   stderr <- if (is.null(err$stderr)) character() else split_lines(err$stderr)
   class <- switch(kind,
     rpc = "client_rpc", exited = "client_exited", timeout = "client_timeout",
-    spawn = "client_start", closed = "client_closed", "client_protocol"
+    spawn = "client_start", closed = "client_closed", output = "client_output", "client_protocol"
   )
   message <- switch(kind,
     rpc = sprintf("The server answered %s with error %s: %s", what, format(err$code), err$message),
@@ -234,6 +286,7 @@ client_abort <- function(err, what, call) {
                       what, format(err$seconds)),
     spawn = sprintf("Cannot start the server: %s.", sub("^cannot start the server: ", "", err$message)),
     closed = sprintf("Cannot send %s: the client is closed.", what),
+    output = sprintf("Clients built on the official MCP SDKs reject the answer to %s: %s.", what, err$message),
     sprintf("The server broke the protocol during %s: %s.", what, err$message)
   )
   abort_mcplite(message, class = c(class, "client"), call = call,
@@ -256,21 +309,71 @@ split_lines <- function(text) {
 
 capitalize <- function(x) paste0(toupper(substr(x, 1, 1)), substr(x, 2, nchar(x)))
 
+# Waits are made of slices this long (seconds): R checks for an interrupt
+# between them.
+wait_slice <- 0.1
+
+# Let R act on a pending interrupt now: R's evaluator looks only every so
+# many evaluations, which a loop of slices would take seconds to reach;
+# Sys.sleep() looks at once.
+check_interrupt <- function() Sys.sleep(0)
+
+# Finish the operation a rust_client_begin_*() call started, one slice at a
+# time, so that an interrupt (Ctrl-C) ends the wait at once. An interrupted
+# wait abandons the request (the server is told it is cancelled) and leaves
+# the client usable. Returns list(value, error) as the entry points do.
+client_wait <- function(ptr, begun) {
+  if (!is.null(begun$error)) return(begun)
+  done <- FALSE
+  on.exit(if (!done) rust_client_abandon(ptr))
+  repeat {
+    res <- rust_client_step(ptr, wait_slice)
+    if (!isTRUE(res$pending)) break
+    check_interrupt()
+  }
+  done <- TRUE
+  res
+}
+
+client_open <- function(ptr, timeout) client_wait(ptr, rust_client_begin_open(ptr, timeout))
+
+# Close the server's input, give it `grace` seconds to exit (in slices),
+# then kill it and its process group. Interrupted, it is killed at once, so
+# the client is never left half-closed. Returns list(code, exit).
+client_close <- function(ptr, grace) {
+  done <- FALSE
+  on.exit(if (!done) rust_client_close_step(ptr, 0, TRUE))
+  deadline <- Sys.time() + grace
+  repeat {
+    left <- as.numeric(deadline - Sys.time(), units = "secs")
+    res <- rust_client_close_step(ptr, max(0, min(wait_slice, left)), left <= 0)
+    if (is.null(res$value) || isTRUE(res$value$done)) break
+    check_interrupt()
+  }
+  done <- TRUE
+  res$value$status
+}
+
 # Start and open a client; on a failed handshake the child is stopped before
 # the error is raised.
 client_start <- function(launch, env, clear_env, cwd, protocol, timeout, client_info, call,
-                         transcript = FALSE) {
+                         transcript = FALSE, check_output = TRUE) {
   ptr <- client_value(
     rust_client_spawn(launch$program, launch$args, env, clear_env, cwd, protocol, client_info),
     "the start", call
   )
+  started <- FALSE
+  on.exit(if (!started) rust_client_close_step(ptr, 0, TRUE))
   if (transcript) rust_client_transcript(ptr, TRUE)
+  if (!check_output) rust_client_check_output(ptr, FALSE)
   what <- if (protocol == "2026-07-28") "server/discover" else "initialize"
-  opened <- rust_client_open(ptr, timeout)
+  opened <- client_open(ptr, timeout)
   if (!is.null(opened$error)) {
-    rust_client_close(ptr, 1)
+    client_close(ptr, 1)
+    started <- TRUE
     client_abort(opened$error, what, call)
   }
+  started <- TRUE
   new_client(ptr, opened$value, launch, timeout)
 }
 
@@ -291,20 +394,23 @@ new_client <- function(ptr, opened, launch, timeout) {
   }
   self$tools <- function(timeout = NULL) {
     call <- sys.call()
-    client_value(rust_client_list_tools(ptr, resolve(timeout, call)), "tools/list", call)
+    timeout <- resolve(timeout, call)
+    client_value(client_wait(ptr, rust_client_begin_list_tools(ptr, timeout)), "tools/list", call)
   }
   self$call <- function(name, arguments = list(), timeout = NULL) {
     call <- sys.call()
     check_string(name, "name", call = call)
     arguments <- check_named_list(arguments, "arguments", call = call)
     what <- sprintf("tools/call (%s)", name)
-    client_value(rust_client_call_tool(ptr, name, arguments, resolve(timeout, call)), what, call)
+    timeout <- resolve(timeout, call)
+    client_value(client_wait(ptr, rust_client_begin_call_tool(ptr, name, arguments, timeout)), what, call)
   }
   self$request <- function(method, params = NULL, timeout = NULL) {
     call <- sys.call()
     check_string(method, "method", call = call)
     if (!is.null(params)) params <- check_named_list(params, "params", call = call)
-    client_value(rust_client_request(ptr, method, params, resolve(timeout, call)), method, call)
+    timeout <- resolve(timeout, call)
+    client_value(client_wait(ptr, rust_client_begin_request(ptr, method, params, timeout)), method, call)
   }
   self$notify <- function(method, params = NULL) {
     call <- sys.call()
@@ -321,7 +427,7 @@ new_client <- function(ptr, opened, launch, timeout) {
   self$is_alive <- function() isTRUE(rust_client_state(ptr)$value$alive)
   self$close <- function(grace = 5) {
     grace <- check_timeout(grace, "grace", call = sys.call())
-    invisible(rust_client_close(ptr, grace)$value$code)
+    invisible(client_close(ptr, grace)$code)
   }
   # For mcp_check(): the raw state (stray stdout lines, timing, ...).
   self$.state <- function() rust_client_state(ptr)$value

@@ -8,9 +8,13 @@
 #' `argument` (a bad argument value), `schema` (a schema or type helper),
 #' `content` (content blocks and results), `serialize` (a value that cannot be
 #' written as JSON), `option` (a payload option), `tools` (the tool list
-#' given to [mcp_server()]), `workers` (its `workers` argument) and `client` (an exchange of [mcp_client()] that
+#' given to [mcp_server()]), `workers` (its `workers` argument), `client` (an exchange of [mcp_client()] that
 #' failed, with a finer class first: `client_rpc`, `client_exited`,
-#' `client_timeout`, `client_start`, `client_protocol`, `client_closed`).
+#' `client_timeout`, `client_start`, `client_protocol`, `client_closed`) and
+#' `config` (a client configuration file [mcp_config()] could not write, with a
+#' finer class first: `config_invalid`, `config_jsonc`, `config_layout`,
+#' `config_io`) and `dependency` (a suggested package a function needs is
+#' not installed).
 #'
 #' @param message The message, already formatted.
 #' @param class The specific kind, without the `mcplite_error_` prefix.
@@ -30,6 +34,11 @@ abort_mcplite <- function(message, class = "argument", arg = NULL,
     class = c(paste0("mcplite_error_", class), "mcplite_error", "error", "condition"),
     c(list(message = message, call = call, arg = arg), list(...))
   )
+  # No "Calls:" line when Rscript stops on the error: the call chain inside
+  # mcplite (`workers_config -> abort_mcplite`) means nothing to authors,
+  # and the condition already names their call. Restored as stop() unwinds.
+  old <- options(showErrorCalls = FALSE)
+  on.exit(options(old))
   stop(cnd)
 }
 

@@ -1,62 +1,135 @@
-#' Print the client configuration for a server script
+#' Print or write the client configuration for a server script
 #'
 #' @description
 #' `mcp_config()` prints what to add to an MCP client's configuration so that
-#' it starts your server script: the JSON snippet for Claude Desktop, VS Code
-#' or Cursor, or the command for Claude Code. Paths are absolute (the
-#' `Rscript` of the R you are running, and the script), because clients start
-#' servers from a directory of their own and without your shell's settings.
+#' it starts your server script: the JSON entry for Claude Desktop, VS Code,
+#' Cursor or Gemini CLI, the TOML table and the command for Codex CLI, or the
+#' command for Claude Code. With `write = TRUE` it adds the entry to the
+#' client's configuration file itself. Paths are absolute (the `Rscript` of
+#' the R you are running, and the script), because clients start servers from
+#' a directory of their own and without your shell's settings.
 #'
 #' @details
-#' Where each snippet goes:
+#' Where each entry goes:
 #'
 #' * `"claude-desktop"`: `claude_desktop_config.json` (in Claude Desktop,
 #'   Settings, Developer, Edit Config), inside its `mcpServers`; restart
 #'   Claude Desktop afterwards.
 #' * `"claude-code"`: a shell command that registers the server with Claude
-#'   Code (add `--scope user` to make it available in every project).
-#' * `"vscode"`: `.vscode/mcp.json` in the workspace (or the user
-#'   configuration opened by the command "MCP: Open User Configuration"),
+#'   Code (add `--scope user` to make it available in every project). The
+#'   name comes before `--env`, which takes several values.
+#' * `"vscode"`: `.vscode/mcp.json` in the workspace, or the user
+#'   configuration (the command "MCP: Open User Configuration" opens it),
 #'   inside its `servers`.
 #' * `"cursor"`: `.cursor/mcp.json` in the project or `~/.cursor/mcp.json`,
 #'   inside its `mcpServers`.
+#' * `"gemini"`: `.gemini/settings.json` in the project or
+#'   `~/.gemini/settings.json`, inside its `mcpServers`.
+#' * `"codex"`: a `[mcp_servers.<name>]` table of `~/.codex/config.toml`
+#'   (`$CODEX_HOME/config.toml` when `CODEX_HOME` is set), or the equivalent
+#'   `codex mcp add` command.
 #'
-#' Merge the entry into the file's existing servers if it has some.
-#' [mcp_check()] tells you which `env` entries the server needs (for example
-#' `R_LIBS` when packages live in a library only your shell knows about) and
-#' ends by printing this snippet with them filled in.
+#' Merge the entry into the file's existing servers if it has some, or let
+#' `write = TRUE` do it. [mcp_check()] tells you which `env` entries the
+#' server needs (for example `R_LIBS` when packages live in a library only
+#' your shell knows about) and ends by printing this snippet with them filled
+#' in.
+#'
+#' @section Writing the file:
+#' `write = TRUE` adds the entry to the client's own file, by default the
+#' user-wide one:
+#'
+#' | client | Linux | macOS | Windows |
+#' | --- | --- | --- | --- |
+#' | `"claude-desktop"` | `~/.config/Claude/claude_desktop_config.json` | `~/Library/Application Support/Claude/claude_desktop_config.json` | `%APPDATA%\Claude\claude_desktop_config.json` |
+#' | `"cursor"` | `~/.cursor/mcp.json` | `~/.cursor/mcp.json` | `%USERPROFILE%\.cursor\mcp.json` |
+#' | `"vscode"` | `~/.config/Code/User/mcp.json` | `~/Library/Application Support/Code/User/mcp.json` | `%APPDATA%\Code\User\mcp.json` |
+#' | `"gemini"` | `~/.gemini/settings.json` | `~/.gemini/settings.json` | `%USERPROFILE%\.gemini\settings.json` |
+#' | `"codex"` | `~/.codex/config.toml` | `~/.codex/config.toml` | `%USERPROFILE%\.codex\config.toml` |
+#'
+#' On Linux `~/.config` is `$XDG_CONFIG_HOME` when that is set (Claude
+#' Desktop has no Linux release; the path follows the same convention).
+#' Gemini CLI's `~` is `$GEMINI_CLI_HOME` when that is set, and Codex's
+#' directory `$CODEX_HOME`. Give `path` for another file, such as a project's
+#' `.vscode/mcp.json` or `.gemini/settings.json`; a missing file is created.
+#'
+#' The file keeps everything else: other servers, other settings, their
+#' order. A JSON file is written again with the indentation and line endings
+#' it had; a TOML file is edited in place, so its comments and layout stay
+#' as they were. An entry of the same name is updated: its `command`, `args`
+#' and `env` become the ones shown, anything else in it (timeouts, `trust`,
+#' `required`) is kept. The previous file is kept next to it with `.bak`
+#' added to its name (replacing an older backup), and the new one replaces it
+#' in one step, so a client never reads half a file.
+#'
+#' Nothing is changed, and an error of class `mcplite_error_config` is
+#' raised, when the file is not valid JSON or TOML
+#' (`mcplite_error_config_invalid`), is JSON with comments or trailing
+#' commas, which VS Code accepts but rewriting would drop
+#' (`mcplite_error_config_jsonc`), is laid out in a way `mcp_config()` does
+#' not edit, such as an inline `mcp_servers = { ... }` table
+#' (`mcplite_error_config_layout`), or cannot be read or written, for
+#' example when it is read-only (`mcplite_error_config_io`).
+#'
+#' Claude Code keeps its servers in files of its own: run the command that
+#' `mcp_config(script, "claude-code")` prints instead.
 #'
 #' @param script Path to the server script; it is made absolute.
-#' @param client The client: `"claude-desktop"`, `"claude-code"`, `"vscode"`
-#'   or `"cursor"`.
+#' @param client The client: `"claude-desktop"`, `"claude-code"`,
+#'   `"vscode"`, `"cursor"`, `"gemini"` or `"codex"`.
 #' @param env Environment variables the server needs, as a named character
 #'   vector, or `NULL`.
 #' @param name The name the client shows for the server; by default made from
-#'   the script's file name (or its directory's, for `server.R`).
+#'   the script's file name (or its directory's, for `server.R`). Claude Code
+#'   accepts letters, digits, `-` and `_`; Codex also `.`, `:`, `@` and `/`.
+#' @param write `TRUE` to add the entry to the client's configuration file
+#'   instead of printing it (see "Writing the file").
+#' @param path With `write = TRUE`, the file to write; by default the
+#'   client's user-wide configuration file.
 #'
-#' @return The snippet, invisibly, as a single string. It is printed with
-#'   [cat()].
+#' @return Invisibly: the snippet as a single string (for Codex, the TOML
+#'   table), printed with [cat()]; with `write = TRUE`, the path of the file
+#'   written.
 #' @seealso [mcp_check()] to check the script as clients start it.
 #' @export
 #' @examples
-#' server <- system.file("examples", "minimal.R", package = "mcplite")
+#' # A server script of your own; here, a copy of the package's example.
+#' example <- system.file("examples", "minimal.R", package = "mcplite")
+#' server <- file.path(tempdir(), "minimal.R")
+#' invisible(file.copy(example, server))
 #' mcp_config(server)
 #' mcp_config(server, "claude-code", env = c(R_LIBS = "/opt/R/library"))
 #' mcp_config(server, "vscode", name = "adder")
-mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vscode", "cursor"),
-                       env = NULL, name = NULL) {
+#' mcp_config(server, "codex")
+#'
+#' # Add the server to a Gemini CLI settings file (here a new one).
+#' settings <- file.path(tempdir(), "gemini", "settings.json")
+#' mcp_config(server, "gemini", write = TRUE, path = settings)
+#' cat(readLines(settings), sep = "\n")
+mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vscode", "cursor", "gemini", "codex"),
+                       env = NULL, name = NULL, write = FALSE, path = NULL) {
   call <- sys.call()
   check_string(script, "script", call = call, allow_empty = FALSE)
-  if (!is.character(client) || length(client) < 1 || anyNA(client)) {
-    abort_mcplite(sprintf("`client` must be one of \"claude-desktop\", \"claude-code\", \"vscode\" or \"cursor\", not %s.",
-                          describe_value(client)), arg = "client", call = call)
+  clients <- names(config_clients)
+  choices <- paste0(paste0("\"", clients[-length(clients)], "\"", collapse = ", "), " or \"", clients[[length(clients)]], "\"")
+  if (!is.character(client) || length(client) < 1 || anyNA(client) || !client[[1]] %in% clients) {
+    abort_mcplite(sprintf("`client` must be one of %s, not %s.", choices,
+                          describe_value(if (is.character(client) && length(client) >= 1) client[[1]] else client)),
+                  arg = "client", call = call)
   }
   client <- client[[1]]
-  if (!client %in% c("claude-desktop", "claude-code", "vscode", "cursor")) {
-    abort_mcplite(sprintf("`client` must be one of \"claude-desktop\", \"claude-code\", \"vscode\" or \"cursor\", not %s.",
-                          describe_value(client)), arg = "client", call = call)
-  }
+  spec <- config_clients[[client]]
   env <- check_env(env, call)
+  check_flag(write, "write", call = call)
+  check_string(path, "path", call = call, allow_null = TRUE, allow_empty = FALSE)
+  if (!write && !is.null(path)) {
+    abort_mcplite("`path` is the file to write: give it with `write = TRUE`.", arg = "path", call = call)
+  }
+  if (write && is.null(spec$key)) {
+    abort_mcplite(sprintf(
+      "`write = TRUE` is not available for %s, which keeps its servers in files of its own; run the command that `mcp_config(script, \"%s\")` prints instead.",
+      spec$label, client), arg = "write", call = call)
+  }
   if (!file.exists(script)) {
     abort_mcplite(sprintf("`script` must be the path of an existing file; there is no file at %s.",
                           format_scalar(script)), arg = "script", call = call)
@@ -64,29 +137,110 @@ mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vsco
   script <- normalizePath(script, winslash = "/")
   if (is.null(name)) name <- server_name(script)
   check_string(name, "name", call = call, allow_empty = FALSE)
+  if (!is.null(spec$name_chars) && !grepl(paste0("^[", spec$name_chars, "]+$"), name)) {
+    abort_mcplite(sprintf("`name` must consist of %s for %s, not %s.", spec$name_rule, spec$label,
+                          describe_value(name)), arg = "name", call = call)
+  }
   rscript <- normalizePath(rscript_path(), winslash = "/", mustWork = FALSE)
   args <- c("--vanilla", script)
 
   entry <- list(command = rscript, args = I(args))
   if (length(env)) entry$env <- as.list(env)
-  text <- switch(client,
-    "claude-desktop" = config_json("mcpServers", name, entry),
-    "cursor" = config_json("mcpServers", name, entry),
-    "vscode" = config_json("servers", name, c(list(type = "stdio"), entry)),
-    "claude-code" = paste(c(
-      "claude", "mcp", "add", "--transport", "stdio",
-      if (length(env)) paste("--env", shell_quote(paste0(names(env), "=", env))),
-      shell_quote(name), "--", shell_quote(rscript), shell_quote(args)
-    ), collapse = " ")
+  if (client == "vscode") entry <- c(list(type = "stdio"), entry)
+
+  if (write) return(invisible(config_write(client, spec, name, entry, path, call)))
+
+  env_flags <- if (length(env)) paste("--env", shell_quote(paste0(names(env), "=", env)))
+  command <- c(shell_quote(rscript), shell_quote(args))
+  text <- switch(spec$format,
+    json = config_json(spec$key, name, entry),
+    toml = config_toml(spec$key, name, entry),
+    shell = paste(c("claude", "mcp", "add", "--transport", "stdio", shell_quote(name), env_flags, "--", command),
+                  collapse = " ")
   )
-  where <- switch(client,
-    "claude-desktop" = "Claude Desktop: add to claude_desktop_config.json (Settings > Developer > Edit Config), then restart Claude Desktop:",
-    "cursor" = "Cursor: add to .cursor/mcp.json in the project, or ~/.cursor/mcp.json:",
-    "vscode" = "VS Code: add to .vscode/mcp.json in the workspace:",
-    "claude-code" = "Claude Code: run in a terminal (add --scope user for every project):"
-  )
-  cat(where, "\n", text, "\n", sep = "")
+  out <- c(spec$where, text)
+  if (client == "codex") {
+    out <- c(out, "Or run in a terminal:",
+             paste(c("codex", "mcp", "add", shell_quote(name), env_flags, "--", command), collapse = " "))
+  }
+  cat(out, sep = "\n")
   invisible(text)
+}
+
+# Each client: its name in messages, what the snippet is (JSON, TOML or a
+# shell command), the key holding the servers (NULL: no file to write), what
+# its own command accepts as a name (checked against `claude mcp add` and
+# `codex mcp add`), and the line printed before the snippet.
+config_clients <- list(
+  "claude-desktop" = list(
+    label = "Claude Desktop", format = "json", key = "mcpServers",
+    where = "Claude Desktop: add to claude_desktop_config.json (Settings > Developer > Edit Config), then restart Claude Desktop:",
+    after = "Restart Claude Desktop to load it."
+  ),
+  "claude-code" = list(
+    label = "Claude Code", format = "shell", key = NULL,
+    name_chars = "A-Za-z0-9_-", name_rule = "letters, digits, `-` and `_`",
+    where = "Claude Code: run in a terminal (add --scope user for every project):"
+  ),
+  "vscode" = list(
+    label = "VS Code", format = "json", key = "servers",
+    where = "VS Code: add to .vscode/mcp.json in the workspace:"
+  ),
+  "cursor" = list(
+    label = "Cursor", format = "json", key = "mcpServers",
+    where = "Cursor: add to .cursor/mcp.json in the project, or ~/.cursor/mcp.json:"
+  ),
+  "gemini" = list(
+    label = "Gemini CLI", format = "json", key = "mcpServers",
+    where = "Gemini CLI: add to .gemini/settings.json in the project, or ~/.gemini/settings.json:"
+  ),
+  "codex" = list(
+    label = "Codex CLI", format = "toml", key = "mcp_servers",
+    name_chars = "A-Za-z0-9_:@/.-", name_rule = "letters, digits, `-`, `_`, `.`, `:`, `@` and `/`",
+    where = "Codex CLI: add to ~/.codex/config.toml:"
+  )
+)
+
+# `~` as the clients read it: HOME (USERPROFILE on Windows) now, not the home
+# R noted when it started, as path.expand() uses.
+expand_home <- function(path) {
+  if (!grepl("^~([/\\\\]|$)", path)) return(path)
+  home <- Sys.getenv(if (.Platform$OS.type == "windows") "USERPROFILE" else "HOME")
+  if (!nzchar(home)) return(path.expand(path))
+  paste0(sub("[/\\\\]+$", "", home), substring(path, 2))
+}
+
+config_toml <- function(key, name, entry) {
+  res <- rust_config_merge("", "toml", key, name, entry, "the snippet")
+  if (!is.null(res$error)) abort_mcplite(res$error$message, class = "serialize")
+  sub("\n$", "", res$value)
+}
+
+# Add the entry to the client's file; returns the path written.
+config_write <- function(client, spec, name, entry, path, call) {
+  if (is.null(path)) {
+    res <- rust_config_default_path(client)
+    if (!is.null(res$error)) {
+      abort_mcplite(sprintf("Cannot find the configuration file of %s: %s. Give the file as `path`.",
+                            spec$label, res$error$message), arg = "path", call = call)
+    }
+    path <- res$value
+  } else {
+    path <- expand_home(path)
+  }
+  res <- rust_config_write(path, spec$format, spec$key, name, entry)
+  if (!is.null(res$error)) {
+    abort_mcplite(paste0(toupper(substring(res$error$message, 1, 1)), substring(res$error$message, 2)),
+                  class = c(paste0("config_", res$error$kind), "config"), arg = "path", call = call,
+                  path = path)
+  }
+  done <- res$value
+  msg <- sprintf("%s: %s the server \"%s\" in %s.", spec$label,
+                 if (isTRUE(done$replaced)) "updated" else "added", name, done$path)
+  if (!is.null(done$backup)) msg <- paste(msg, sprintf("The previous file is kept as %s.", done$backup))
+  if (!is.null(spec$after)) msg <- paste(msg, spec$after)
+  cat(msg, "\n", sep = "")
+  done$path
 }
 
 config_json <- function(key, name, entry) {
@@ -109,7 +263,8 @@ server_name <- function(script) {
 
 # Quote for a POSIX shell, or for cmd.exe on Windows, only when needed.
 shell_quote <- function(x) {
-  plain <- grepl("^[A-Za-z0-9_./:=@%+,-]+$", x)
   type <- if (.Platform$OS.type == "windows") "cmd" else "sh"
-  ifelse(plain, x, shQuote(x, type = type))
+  # One by one: shQuote() picks its quotes for the whole vector.
+  vapply(x, function(s) if (grepl("^[A-Za-z0-9_./:=@%+,-]+$", s)) s else shQuote(s, type = type), "",
+         USE.NAMES = FALSE)
 }

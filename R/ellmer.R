@@ -1,6 +1,6 @@
-# Support for tools defined with ellmer::tool(). ellmer is never loaded: its S7
-# objects keep their properties as plain attributes, which base R can read, so
-# ellmer tools work in server scripts where only mcplite is installed.
+# Support for tools defined with ellmer::tool(). An ellmer object exists only
+# where ellmer (and so S7) is installed; its properties are read with S7's
+# exported prop(), never by reaching into how S7 stores them.
 
 is_ellmer_tool <- function(x) inherits(x, "ellmer::ToolDef")
 
@@ -8,12 +8,34 @@ is_ellmer_type <- function(x, kind = NULL) {
   if (is.null(kind)) inherits(x, "ellmer::Type") else inherits(x, paste0("ellmer::", kind))
 }
 
-s7_prop <- function(x, name) attr(x, name, exact = TRUE)
+# The properties S7 knows for `x`: none for anything S7 did not make.
+s7_names <- function(x) {
+  if (requireNamespace("S7", quietly = TRUE) && S7::S7_inherits(x)) S7::prop_names(x) else character()
+}
+
+s7_prop <- function(x, name) {
+  if (name %in% s7_names(x)) S7::prop(x, name) else NULL
+}
 
 ellmer_class <- function(x) class(x)[[1]]
 
+# An object with ellmer's class names that S7 cannot read (it has no S7 class
+# behind it, so it was put together by hand): say so, rather than report
+# each property as missing.
+check_s7_built <- function(x, arg, call, class) {
+  if (!length(s7_names(x))) {
+    abort_mcplite(
+      sprintf("`%s` has ellmer's class <%s> but is not an S7 object ellmer made; build it with ellmer's own functions.",
+              arg, ellmer_class(x)),
+      class = class, arg = arg, call = call
+    )
+  }
+  invisible(x)
+}
+
 # Converts one ellmer type object into the equivalent mcplite type.
 ellmer_type_to_mcplite <- function(x, arg, call) {
+  check_s7_built(x, arg, call, "schema")
   description <- s7_prop(x, "description")
   required <- s7_prop(x, "required")
   if (is.null(required)) required <- TRUE
@@ -84,6 +106,7 @@ ellmer_properties <- function(x, arg, call) {
 
 # The tool spec (see ARCHITECTURE.md) for an ellmer ToolDef.
 ellmer_tool_spec <- function(x, arg, call) {
+  check_s7_built(x, arg, call, "tools")
   name <- s7_prop(x, "name")
   check_tool_name(name, sprintf("%s@name", arg), call, class = "tools")
   description <- s7_prop(x, "description")

@@ -1,5 +1,7 @@
-# Wrappers for the #[extendr] functions in src/rust/src/lib.rs, in the form
-# rextendr generates. Keep one line per registered function.
+# Wrappers for the #[extendr] functions of src/rust/src (the functions each
+# file's extendr_module! lists). Written by hand, not generated: one line per
+# registered function, calling its `wrap__` symbol with the same arguments.
+# A test (test-api.R) checks that every registered routine has its line.
 
 #' @useDynLib mcplite, .registration = TRUE
 NULL
@@ -7,6 +9,8 @@ NULL
 rust_json_parse <- function(text) .Call(wrap__rust_json_parse, text)
 
 rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
+
+rust_check_tool_result <- function(x) .Call(wrap__rust_check_tool_result, x)
 
 rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, helpers)
 
@@ -36,21 +40,27 @@ rust_otel_span_ids <- function(ptr) .Call(wrap__rust_otel_span_ids, ptr)
 
 rust_client_spawn <- function(program, args, env, clear_env, cwd, protocol, client_info) .Call(wrap__rust_client_spawn, program, args, env, clear_env, cwd, protocol, client_info)
 
-rust_client_open <- function(ptr, timeout) .Call(wrap__rust_client_open, ptr, timeout)
+rust_client_begin_open <- function(ptr, timeout) .Call(wrap__rust_client_begin_open, ptr, timeout)
 
-rust_client_request <- function(ptr, method, params, timeout) .Call(wrap__rust_client_request, ptr, method, params, timeout)
+rust_client_begin_request <- function(ptr, method, params, timeout) .Call(wrap__rust_client_begin_request, ptr, method, params, timeout)
+
+rust_client_begin_list_tools <- function(ptr, timeout) .Call(wrap__rust_client_begin_list_tools, ptr, timeout)
+
+rust_client_begin_call_tool <- function(ptr, name, arguments, timeout) .Call(wrap__rust_client_begin_call_tool, ptr, name, arguments, timeout)
+
+rust_client_step <- function(ptr, slice) .Call(wrap__rust_client_step, ptr, slice)
+
+rust_client_abandon <- function(ptr) .Call(wrap__rust_client_abandon, ptr)
 
 rust_client_notify <- function(ptr, method, params) .Call(wrap__rust_client_notify, ptr, method, params)
-
-rust_client_list_tools <- function(ptr, timeout) .Call(wrap__rust_client_list_tools, ptr, timeout)
-
-rust_client_call_tool <- function(ptr, name, arguments, timeout) .Call(wrap__rust_client_call_tool, ptr, name, arguments, timeout)
 
 rust_client_notifications <- function(ptr, clear) .Call(wrap__rust_client_notifications, ptr, clear)
 
 rust_client_stderr <- function(ptr) .Call(wrap__rust_client_stderr, ptr)
 
 rust_client_state <- function(ptr) .Call(wrap__rust_client_state, ptr)
+
+rust_client_close_step <- function(ptr, slice, kill) .Call(wrap__rust_client_close_step, ptr, slice, kill)
 
 rust_client_close <- function(ptr, grace) .Call(wrap__rust_client_close, ptr, grace)
 
@@ -60,7 +70,15 @@ rust_json_pretty <- function(x) .Call(wrap__rust_json_pretty, x)
 
 rust_base64 <- function(x) .Call(wrap__rust_base64, x)
 
+rust_config_merge <- function(text, format, key, name, entry, file) .Call(wrap__rust_config_merge, text, format, key, name, entry, file)
+
+rust_config_write <- function(path, format, key, name, entry) .Call(wrap__rust_config_write, path, format, key, name, entry)
+
+rust_config_default_path <- function(client) .Call(wrap__rust_config_default_path, client)
+
 rust_client_transcript <- function(ptr, on) .Call(wrap__rust_client_transcript, ptr, on)
+
+rust_client_check_output <- function(ptr, on) .Call(wrap__rust_client_check_output, ptr, on)
 
 rust_worker_tracing_start <- function() .Call(wrap__rust_worker_tracing_start)
 

@@ -43,6 +43,13 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers 
   # still gets its answer.
   exit_hook <- new.env(parent = emptyenv())
   reg.finalizer(exit_hook, function(e) rust_on_exit(), onexit = TRUE)
+  # The core checks argument names against the formals, read here so the
+  # compiled code needs no access to closures (NULL: a primitive, unchecked).
+  specs <- lapply(specs, function(spec) {
+    fun <- spec[["fun"]]
+    spec["formals"] <- list(if (is.primitive(fun)) NULL else as.character(names(formals(fun))))
+    spec
+  })
   if (!is.null(workers)) {
     workers <- list(config = workers, start = workers_start, submit = workers_submit,
                     poll = workers_poll, cancel = workers_cancel, stop = workers_stop)

@@ -9,7 +9,11 @@
 #' ## Content and structured content
 #' `content` holds blocks made by [content-blocks] constructors such as
 #' [content_text()]; nothing else is accepted here (plain R values belong in an
-#' ordinary return from the tool).
+#' ordinary return from the tool). A result needs something to say: at least
+#' one block, or `structured_content`; `tool_result()` with neither is an
+#' error, as in CRAN's mcplite 0.2.0. Blocks are checked as the server checks
+#' them before sending, so a block edited by hand (a text block whose `text`
+#' was removed) is refused here, with the field that is wrong.
 #'
 #' `structured_content` is any R value that can be written as JSON, following
 #' the conversion rules and payload options in [mcplite-results]. If you supply
@@ -75,7 +79,7 @@ tool_result <- function(content = list(), structured_content = NULL,
     if (generate) content <- list(new_block("text", list(text = structured_json), list(), list(), call))
   }
 
-  structure(
+  out <- structure(
     list(
       content = content,
       structured_content = structured_content,
@@ -85,6 +89,14 @@ tool_result <- function(content = list(), structured_content = NULL,
     ),
     class = "mcplite_tool_result"
   )
+  # The server's own reading of a result, so what it would refuse to send
+  # (no content at all, a block edited by hand) is refused here.
+  problem <- rust_check_tool_result(out)$error
+  if (!is.null(problem)) {
+    abort_mcplite(sprintf("The result cannot be sent: %s.", problem),
+                  class = "content", arg = "content", call = call)
+  }
+  out
 }
 
 #' @export

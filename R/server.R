@@ -3,7 +3,8 @@
 #' @description
 #' `mcp_server()` makes the given tools available to a Model Context Protocol
 #' client that talks to this R process through its standard input and output.
-#' It answers requests until standard input is closed, then returns.
+#' It answers requests until standard input is closed or the process is asked
+#' to stop (a signal, see "Stopping"), then returns.
 #'
 #' @details
 #' ## Running a server
@@ -46,7 +47,8 @@
 #' request instead, and needs no handshake; each such request is answered on
 #' its own, whatever older clients did before. A `tools/list` or `tools/call`
 #' that has neither an earlier `initialize` nor that metadata is refused with
-#' an invalid-params error (-32602).
+#' an invalid-request error (-32600, "server not initialized"), the answer
+#' CRAN's mcplite 0.2.0 gives too.
 #'
 #' What each version receives:
 #'
@@ -104,7 +106,9 @@
 #'   and standard error as standard output, so whatever tools print on them
 #'   goes to the client's log, as in the server. A daemon whose process ends
 #'   during a call (the tool called [quit()], or the process crashed) is
-#'   replaced.
+#'   replaced. What the script set up on a daemon stays there between calls
+#'   (mcplite starts them without mirai's cleanup), and so does what a call
+#'   leaves behind, as in the server process.
 #' * `workers = "mirai"` uses the daemons the script set up itself with
 #'   [mirai::daemons()] before calling `mcp_server()`: local ones, daemons on
 #'   other machines connecting over TCP or TLS, launched over SSH or by a
@@ -125,10 +129,18 @@
 #'   Keep tools free of side effects on R state they rely on, or use
 #'   `workers = 0`.
 #' * The script must be readable at the same path where the daemons run, and
-#'   so must every file it reads with a relative path (relative to the
-#'   daemon's working directory). Daemons mcplite starts share the server's
-#'   machine and working directory; for remote daemons, copy the script and
-#'   its data to the same places.
+#'   so must every file it reads. Find files that sit next to the script with
+#'   [script_file()], which gives the same path in the server, on workers and
+#'   under [mcp_check()]. The script's path is resolved against the directory
+#'   R started in, and the daemons mcplite starts begin in that directory
+#'   too (the server's machine and its initial working directory), so a
+#'   `setwd()` in the script has the same effect on them as in the server.
+#'   For remote daemons, copy the script and its data to the same places.
+#' * The script runs again on every worker, including code that only the
+#'   server should run: a script that starts its own daemons for
+#'   `workers = "mirai"` must guard that call, as in
+#'   `if (!mirai::on_daemon()) mirai::daemons(2)`, or each worker starts
+#'   daemons of its own.
 #' * `commandArgs()` on a worker is the daemon's, not the script's.
 #' * Workers draw random numbers from streams of their own, unless the script
 #'   calls [set.seed()] at top level: then every worker starts from that seed.
@@ -142,17 +154,24 @@
 #'   script file.
 #'
 #' **Cancellation.** Only with workers, a `notifications/cancelled` for a call
-#' that is running stops it: the daemon is interrupted ([mirai::stop_mirai()])
-#' and takes the next call, and nothing is sent for the cancelled request.
-#' R code that never checks for interrupts (a long computation in compiled
-#' code) is stopped when it next does.
+#' that is running stops it: the daemon is interrupted ([mirai::stop_mirai()]),
+#' and nothing is sent for the cancelled request. A call still running 2
+#' seconds later ignores interrupts (R code that catches every condition, or
+#' a long computation in compiled code): with `workers = n`, mcplite then
+#' kills the daemon running it and starts another in its place, so the
+#' worker is free for the next call; the server says so on standard error.
+#' Daemons of `workers = "mirai"` belong to the script and mcplite cannot
+#' see whether the call stopped: it says on standard error, when the call is
+#' cancelled, that a call ignoring the interrupt keeps that daemon busy until
+#' it ends.
 #'
 #' **Errors.** An R error, an interrupt, or a worker process that ends during
 #' a call becomes a tool error for that call only.
 #'
 #' **End of input.** When the client closes standard input, calls still
 #' running are given up to 10 seconds to finish and are answered; calls still
-#' running after that are cancelled, then the server returns.
+#' running after that are cancelled and answered with a tool error saying the
+#' server stopped, then the server returns.
 #'
 #' **Daemons the script starts.** Processes started before `mcp_server()`
 #' takes over standard input and output inherit them, and daemons are no
@@ -162,6 +181,28 @@
 #' does for itself, so nothing printed there can reach the protocol stream.
 #' mirai discards what daemons print unless they were started with
 #' `output = TRUE`. Daemons on other machines have their own streams.
+#'
+#' ## Stopping
+#' The client stops the server by closing its standard input, or with a
+#' signal: Claude Code and other clients send SIGINT, then SIGTERM if the
+#' server has not exited. A SIGINT, SIGTERM or SIGHUP (on Windows, the
+#' console's Ctrl-C, Ctrl-Break and close events) that arrives while no tool
+#' runs in the server process stops serving the way end of input does: the
+#' server reads nothing more, answers every request it has already read (in
+#' the server process they run in order; on workers, running calls get the
+#' same 10 seconds), and `mcp_server()` returns, so `Rscript` exits with
+#' status 0. A SIGTERM or SIGHUP during that time (the usual escalation
+#' after a SIGINT or after closing the input, or a second SIGTERM) ends the
+#' wait at once: calls still running, or read but not yet run, are answered
+#' with a tool error saying the server stopped. More SIGINTs change nothing.
+#' Every request read gets exactly one answer.
+#'
+#' A SIGINT (Ctrl-C) while a tool runs in the server process interrupts that
+#' tool, and its call becomes a tool error; serving goes on. SIGTERM or
+#' SIGHUP interrupts it too and then stops the server. R code the server runs
+#' for a call, such as `format()` methods while converting a result, counts
+#' as the tool. Someone who starts a server by hand at a terminal stops it
+#' with Ctrl-C.
 #'
 #' ## Tracing
 #' With an OpenTelemetry exporter configured in the environment, every valid
@@ -181,8 +222,12 @@
 #' `http/json`; endpoint, headers, timeout and compression from the usual
 #' `OTEL_EXPORTER_OTLP_*` variables; plain `http://` endpoints); `otlp/file`
 #' (OTLP JSON lines appended to `OTEL_EXPORTER_OTLP_TRACES_FILE` or
-#' `OTEL_EXPORTER_OTLP_FILE`). `stdout` and `console` would corrupt the
-#' protocol, so they are refused with a warning on standard error. Also read:
+#' `OTEL_EXPORTER_OTLP_FILE`; the server takes over standard output before
+#' it opens the file, so `/dev/stdout` lands on standard error, and it never
+#' waits on the file: a FIFO that nobody reads turns tracing off with a
+#' warning, and spans that a full FIFO cannot take are dropped). `stdout` and
+#' `console` would corrupt the protocol, so they are refused with a warning on
+#' standard error. Also read:
 #' `OTEL_SDK_DISABLED`, `OTEL_SERVICE_NAME` (default `mcplite`),
 #' `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`
 #' and the `OTEL_BSP_*` batch settings. With no exporter configured, tracing

@@ -24,7 +24,7 @@ workers_profile <- "mcplite"
 # NULL for in-process calls (workers = 0), else the settings workers_start()
 # needs. `script` and `has_mirai` are arguments so that tests can reach every
 # error.
-workers_config <- function(workers, call = sys.call(-1), script = running_script(),
+workers_config <- function(workers, call = sys.call(-1), script = startup$script,
                            has_mirai = mirai_usable()) {
   own <- is.numeric(workers) && length(workers) == 1 && !is.na(workers) &&
     is.finite(workers) && workers >= 0 && workers == round(workers)
@@ -69,9 +69,18 @@ workers_config <- function(workers, call = sys.call(-1), script = running_script
     n = if (own) as.integer(workers) else 0L,
     profile = if (own) workers_profile else NULL,
     script = script,
+    wd = startup$wd,
     options = payload_option_values()
   )
 }
+
+# How the server says on stderr, at start, that workers could not evaluate
+# the script (mcp_check() looks for it).
+worker_failure_prefix <- "mcplite: a worker could not define the tools: "
+
+# How long a cancelled call may go on ignoring the interrupt before the
+# daemon running it (one mcplite started) is killed and replaced.
+cancel_grace <- 2
 
 # The oldest mirai that mcplite's workers are tested with.
 mirai_version <- "2.7.3"
@@ -84,6 +93,25 @@ mirai_usable <- function() {
   version <- tryCatch(read.dcf(file.path(path, "DESCRIPTION"), fields = "Version")[1, 1],
                       error = function(e) NA_character_)
   !is.na(version) && package_version(version) >= mirai_version
+}
+
+# Where R started, read when mcplite is loaded (see .onLoad()): the script's
+# path is resolved against the directory R started in, not against one the
+# script moved to with setwd(), and the daemons mcplite starts begin there too,
+# so the script's own setwd() has the same effect on them.
+startup <- new.env(parent = emptyenv())
+startup$wd <- NA_character_
+startup$script <- NA_character_
+
+startup_record <- function() {
+  startup$wd <- tryCatch(getwd(), error = function(e) NA_character_)
+  startup$script <- running_script()
+}
+
+# The directory R started in, or NULL when it is not known or is gone.
+startup_dir <- function() {
+  wd <- startup$wd
+  if (is.character(wd) && !is.na(wd) && dir.exists(wd)) wd else NULL
 }
 
 # The path of the script R is running (`Rscript file`, `R -f file`), or NA.
@@ -109,24 +137,28 @@ workers_start <- function(config) {
     state$config <- config
     state$tasks <- list()
     state$run <- internal_call("worker_run", quote(script), quote(name), quote(args),
-                               quote(options), quote(traceparent))
+                               quote(options), quote(traceparent), quote(marker))
     own <- config$n > 0
     state$own <- own
+    state$seq <- 0
+    state$cancelled <- list()
     if (own) {
-      mirai::daemons(config$n, output = TRUE, .compute = config$profile)
+      # Each call on a daemon of ours writes its daemon's pid here while it
+      # runs: how a cancelled call that ignores the interrupt is found.
+      state$markers <- tempfile("mcplite-calls-")
+      dir.create(state$markers)
+      # cleanup = FALSE: what the script set up stays between calls without
+      # mirai's internals (a tool's own globals then stay too, as in-process).
+      in_startup_dir(mirai::daemons(config$n, output = TRUE, cleanup = FALSE, .compute = config$profile))
       started <- TRUE
     }
-    load <- internal_call("worker_preload", quote(script))
-    preload <- mirai::everywhere(
-      .expr = load, .args = list(script = config$script),
-      .min = max(1L, config$n), .compute = config$profile
-    )
+    preload <- workers_preload(config, min = max(1L, config$n))
     if (own) {
       # Serve only once every worker has the tools; say on stderr if the
       # script fails there (each call will then report it).
       for (value in mirai::collect_mirai(preload)) {
         if (!isTRUE(value)) {
-          message("mcplite: a worker could not define the tools: ", worker_failure_text(value))
+          message(worker_failure_prefix, worker_failure_text(value))
           break
         }
       }
@@ -142,17 +174,41 @@ workers_start <- function(config) {
   })
 }
 
+# Evaluate `code` (starting daemons) in the directory R started in.
+in_startup_dir <- function(code) {
+  wd <- startup_dir()
+  if (!is.null(wd)) {
+    old <- setwd(wd)
+    on.exit(setwd(old), add = TRUE)
+  }
+  code
+}
+
+# Start one daemon in place of one that was killed or ended.
+workers_replace <- function(state) {
+  if (!isTRUE(state$own)) return(invisible())
+  tryCatch(in_startup_dir(mirai::launch_local(1L, .compute = state$config$profile)),
+           error = function(e) NULL)
+  invisible()
+}
+
 # Submit one call. Returns TRUE, or the message of a tool error.
 workers_submit <- function(state, id, name, args, traceparent) {
   tryCatch({
     run <- state$run
+    marker <- NULL
+    if (!is.null(state$markers)) {
+      state$seq <- state$seq + 1
+      marker <- file.path(state$markers, format(state$seq, scientific = FALSE))
+    }
     m <- mirai::mirai(
       .expr = run,
       .args = list(script = state$config$script, name = name, args = args,
-                   options = state$config$options, traceparent = traceparent),
+                   options = state$config$options, traceparent = traceparent,
+                   marker = marker),
       .compute = state$config$profile
     )
-    state$tasks[[id]] <- list(mirai = m, name = name)
+    state$tasks[[id]] <- list(mirai = m, name = name, marker = marker)
     TRUE
   }, error = function(e) {
     sprintf("Tool %s could not be sent to a worker: %s", name, conditionMessage(e))
@@ -161,6 +217,7 @@ workers_submit <- function(state, id, name, args, traceparent) {
 
 # A call that has finished, as list(id, outcome), or NULL.
 workers_poll <- function(state) {
+  if (length(state$cancelled)) workers_reap(state)
   for (id in names(state$tasks)) {
     task <- state$tasks[[id]]
     if (!mirai::unresolved(task$mirai)) {
@@ -171,20 +228,78 @@ workers_poll <- function(state) {
   NULL
 }
 
-# Stop a call: the daemon running it is interrupted and takes the next task.
+# Stop a call: the daemon running it is interrupted. A call still running
+# `cancel_grace` seconds later ignores interrupts: workers_reap() ends it.
 workers_cancel <- function(state, id) {
   task <- state$tasks[[id]]
   if (is.null(task)) return(invisible(FALSE))
+  if (isTRUE(state$own)) {
+    task$deadline <- Sys.time() + cancel_grace
+    state$cancelled[[length(state$cancelled) + 1L]] <- task
+  } else {
+    # mirai resolves a stopped mirai at once, and the daemon is the
+    # script's: whether the call stops cannot be seen from here.
+    message(sprintf(
+      "mcplite: tool %s was cancelled; its daemon belongs to the script, so if the call ignores the interrupt it goes on running there.",
+      task$name
+    ))
+  }
   state$tasks[[id]] <- NULL
   tryCatch(mirai::stop_mirai(task$mirai), error = function(e) NULL)
   invisible(TRUE)
 }
 
-# At the end of serving: stop what still runs, and the daemons mcplite started.
+# Cancelled calls past their grace (on daemons mcplite started): the daemon
+# is killed and another started in its place, so it cannot hold a worker
+# for good.
+workers_reap <- function(state) {
+  now <- Sys.time()
+  keep <- list()
+  for (task in state$cancelled) {
+    if (now < task$deadline) {
+      keep[[length(keep) + 1L]] <- task
+      next
+    }
+    # mirai resolves a stopped mirai at once; the marker tells whether the
+    # call still runs (worker_run() removes it when the call ends). None: the
+    # call ended, or never started (mirai dropped it from the queue).
+    pid <- marker_pid(task$marker)
+    if (is.na(pid)) next
+    kill_process(pid)
+    message(sprintf(
+      "mcplite: tool %s was cancelled and ignored the interrupt for %g s: its worker (process %d) was stopped and a new one started.",
+      task$name, cancel_grace, pid
+    ))
+    unlink(task$marker)
+    workers_replace(state)
+  }
+  state$cancelled <- keep
+  invisible()
+}
+
+marker_pid <- function(marker) {
+  if (is.null(marker)) return(NA_integer_)
+  pid <- suppressWarnings(tryCatch(as.integer(readLines(marker, n = 1L, warn = FALSE)),
+                                   error = function(e) NA_integer_))
+  if (length(pid) != 1L || is.na(pid) || pid <= 0L) NA_integer_ else pid
+}
+
+kill_process <- function(pid) {
+  signal <- if (is.na(tools::SIGKILL)) tools::SIGTERM else tools::SIGKILL
+  invisible(tryCatch(tools::pskill(pid, signal), error = function(e) FALSE))
+}
+
+# At the end of serving: stop what still runs, and the daemons mcplite
+# started, including any still running a call (a marker left behind).
 workers_stop <- function(state) {
   for (id in names(state$tasks)) workers_cancel(state, id)
   if (isTRUE(state$own)) {
     tryCatch(mirai::daemons(0, .compute = state$config$profile), error = function(e) NULL)
+    for (marker in list.files(state$markers, full.names = TRUE)) {
+      pid <- marker_pid(marker)
+      if (!is.na(pid)) kill_process(pid)
+    }
+    unlink(state$markers, recursive = TRUE)
   }
   invisible(NULL)
 }
@@ -192,7 +307,16 @@ workers_stop <- function(state) {
 # What a finished task gives the core: invoke_tool()'s list, or a failure.
 worker_outcome <- function(state, task) {
   value <- task$mirai$data
-  if (is.list(value) && !is.object(value) && is_flag(value$ok)) return(value)
+  if (is.list(value) && !is.object(value) && is_flag(value$ok)) {
+    if (isTRUE(value$fresh)) {
+      # The script was evaluated by this call, on a daemon that connected
+      # after the server's everywhere(): evaluate it everywhere again, which
+      # mirai keeps through its cleanup between calls.
+      value$fresh <- NULL
+      if (!isTRUE(state$own)) workers_preload_again(state)
+    }
+    return(value)
+  }
   name <- task$name
   failed <- function(text) list(ok = FALSE, message = text)
   if (mirai::is_mirai_interrupt(value)) {
@@ -201,10 +325,8 @@ worker_outcome <- function(state, task) {
   if (mirai::is_error_value(value) && identical(as.integer(value), 19L)) {
     # The daemon went away during the call (quit(), a crash, killed): start
     # another in its place if it was one of ours.
-    if (isTRUE(state$own)) {
-      tryCatch(mirai::launch_local(1L, .compute = state$config$profile),
-               error = function(e) NULL)
-    }
+    if (!is.null(task$marker)) unlink(task$marker)
+    workers_replace(state)
     return(failed(sprintf(
       "Tool %s stopped: the worker process running it ended (the tool may have called quit(), or the process crashed).",
       name
@@ -222,6 +344,19 @@ worker_failure_text <- function(value) {
   "the worker returned nothing usable."
 }
 
+# Have every daemon (at least `min` of them) evaluate the script.
+workers_preload <- function(config, min = 1L) {
+  # Built first: mirai sends a call given directly as `.expr` unevaluated.
+  load <- internal_call("worker_preload", quote(script))
+  mirai::everywhere(.expr = load, .args = list(script = config$script),
+                    .min = min, .compute = config$profile)
+}
+
+workers_preload_again <- function(state) {
+  tryCatch(workers_preload(state$config), error = function(e) NULL)
+  invisible()
+}
+
 # `mcplite:::fun(...)`, built here so that it can be sent to a worker.
 internal_call <- function(fun, ...) {
   as.call(c(list(call(":::", as.name("mcplite"), as.name(fun))), list(...)))
@@ -230,8 +365,15 @@ internal_call <- function(fun, ...) {
 # ---- the worker side ---------------------------------------------------------
 
 # Run one call on a worker.
-worker_run <- function(script, name, args, options, traceparent = NULL) {
+worker_run <- function(script, name, args, options, traceparent = NULL, marker = NULL) {
+  if (!is.null(marker)) {
+    # This daemon's pid, while the call runs (see workers_reap()).
+    tryCatch(writeLines(as.character(Sys.getpid()), marker), error = function(e) NULL)
+    on.exit(unlink(marker), add = TRUE)
+  }
+  worker_state$fresh <- NULL
   tools <- worker_tools(script)
+  fresh <- isTRUE(worker_state$fresh)
   if (is.character(tools)) return(list(ok = FALSE, message = tools))
   # The payload options the server started with, set after the script (which
   # may set others): a tool_result() built here serializes exactly as in the
@@ -249,6 +391,7 @@ worker_run <- function(script, name, args, options, traceparent = NULL) {
   }
   out <- invoke_tool(fun, args, name)
   failed <- !isTRUE(out$ok)
+  if (fresh) out$fresh <- TRUE
   out
 }
 
@@ -270,19 +413,34 @@ worker_tools <- function(script) {
     ))
   }
   worker_detach_stdio()
-  worker_state$loading <- TRUE
+  # Each evaluation starts where the daemon started (the server's folder for
+  # daemons mcplite starts), so a relative setwd() in the script goes where
+  # it went in the server, the second time too.
+  wd <- startup_dir()
+  if (!is.null(wd)) setwd(wd)
+  worker_state$loading <- script
   on.exit(worker_state$loading <- NULL)
+  # The last warning, for an error that does not say what it was about:
+  # source("tools.R") fails with "cannot open the connection" and only
+  # its warning names the file.
+  warned <- NULL
   specs <- tryCatch(
-    {
-      source(script, local = globalenv())
-      sprintf("The server script %s did not call mcp_server() when a worker evaluated it.", script)
-    },
+    withCallingHandlers(
+      {
+        source(script, local = globalenv())
+        sprintf("The server script %s did not call mcp_server() when a worker evaluated it.", script)
+      },
+      warning = function(w) warned <<- conditionMessage(w)
+    ),
     mcplite_worker_tools = function(cnd) cnd$specs,
     error = function(e) {
-      sprintf("The worker could not evaluate the server script %s: %s",
-              script, condition_text(e, "?"))
+      text <- sprintf("The worker could not evaluate the server script %s: %s",
+                      script, condition_text(e, "?"))
+      if (!is.null(warned)) text <- sprintf("%s (R warned: %s)", text, warned)
+      text
     }
   )
+  worker_state$fresh <- TRUE
   if (is.character(specs)) return(specs)
   tools <- lapply(specs, function(s) s$fun)
   names(tools) <- vapply(specs, function(s) s$name, character(1))
@@ -290,7 +448,6 @@ worker_tools <- function(script) {
   worker_state$script <- script
   worker_state$globals <- names(globalenv())
   worker_state$search <- search()
-  worker_keep_state()
   tools
 }
 
@@ -310,11 +467,12 @@ worker_detach_stdio <- function() {
 # Evaluate the script on a worker ahead of its first call: TRUE, or why not.
 worker_preload <- function(script) {
   tools <- worker_tools(script)
+  worker_state$fresh <- NULL
   if (is.character(tools)) tools else TRUE
 }
 
 # Whether mcp_server() is being called by a worker evaluating the script.
-worker_loading <- function() isTRUE(worker_state$loading)
+worker_loading <- function() !is.null(worker_state$loading)
 
 # mcp_server() on a worker: hand the tools to worker_tools() and stop the
 # script there (what follows mcp_server() runs only in the server).
@@ -323,17 +481,6 @@ worker_register <- function(specs) {
     class = c("mcplite_worker_tools", "condition"),
     list(message = "mcp_server() on a worker", call = NULL, specs = specs)
   ))
-}
-
-# mirai cleans up after each task: globals, attached packages and options
-# that the task added are removed. What the script set up must stay, so the
-# daemon's record of its clean state is taken again, as mirai::everywhere()
-# does after its expression.
-worker_keep_state <- function() {
-  if (!isTRUE(tryCatch(mirai::on_daemon(), error = function(e) FALSE))) return(invisible())
-  snapshot <- get0("snapshot", envir = asNamespace("mirai"), mode = "function", inherits = FALSE)
-  if (is.function(snapshot)) snapshot()
-  invisible()
 }
 
 # Tracing on a worker: the call's span joins the server's trace (its parent

@@ -63,3 +63,76 @@ scrub_report <- function(lines, script_dir = NULL) {
   lines <- gsub("loads it from [^ ]+\\.$", "loads it from <lib>.", lines)
   lines
 }
+
+# Tools whose structured content does or does not match the output schema
+# they declare (additional properties are not allowed).
+conformance_script <- function() {
+  server_script(c(
+    "library(mcplite)",
+    "out <- type_object(total = type_number(), label = type_string(required = FALSE))",
+    "stats <- function(value) tool(function() value, 'Stats.', name = deparse(substitute(value)), output_schema = out)",
+    "right <- tool_result(structured_content = list(total = 2))",
+    "wrong_type <- tool_result(structured_content = list(total = 'two'))",
+    "missing_required <- tool_result(structured_content = list(label = 'x'))",
+    "extra <- tool_result(structured_content = list(total = 1, colour = 'red'))",
+    "no_structured <- tool_result(content_text('2'))",
+    "tool_error <- tool_result(content_text('no data'), is_error = TRUE)",
+    "several <- tool_result(structured_content = list(total = 'a', label = 1, x = 1))",
+    "mcp_server(list(stats(right), stats(wrong_type), stats(missing_required), stats(extra),",
+    "  stats(no_structured), stats(tool_error), stats(several)))"
+  ), dir = file.path(tempfile("mcp-conformance-"), "stats"))
+}
+
+# A scripted broken server in base R (no mcplite, no jsonlite): it answers
+# initialize and ping, and answers tools/call with `answer`, R code that
+# writes whatever it likes with `send(text)` or `send_raw(bytes)`; `id` is
+# the request id as text. `on_eof` runs when its input ends, before it
+# exits. `mark` (env MARK_DIR) is a directory where it creates a file
+# named after each method it receives, a barrier for tests.
+scripted_server <- function(answer, prelude = character(), on_eof = character()) {
+  server_script(c(
+    'out <- file("/dev/stdout", open = "wb")',
+    'send_raw <- function(bytes) { writeBin(c(bytes, as.raw(10)), out); flush(out) }',
+    'send <- function(text) send_raw(charToRaw(enc2utf8(text)))',
+    'mark <- function(what) { d <- Sys.getenv("MARK_DIR"); if (nzchar(d)) file.create(file.path(d, what)) }',
+    prelude,
+    'con <- file("stdin", open = "r")',
+    'repeat {',
+    '  line <- readLines(con, n = 1)',
+    '  if (!length(line)) break',
+    '  method <- sub(\'.*"method":"([^"]+)".*\', "\\\\1", line)',
+    '  if (grepl(\'"method":\', line)) mark(sub("/", "-", method))',
+    '  m <- regmatches(line, regexpr(\'"id":[0-9]+\', line))',
+    '  if (!length(m)) next',
+    '  id <- sub(\'"id":\', "", m)',
+    '  if (method == "initialize") {',
+    '    send(sprintf(\'{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"scripted","version":"1"}}}\', id))',
+    '  } else if (method == "ping") {',
+    '    send(sprintf(\'{"jsonrpc":"2.0","id":%s,"result":{}}\', id))',
+    '  } else if (method == "tools/call") {',
+    answer,
+    '  }',
+    '}',
+    'mark("eof")',
+    on_eof
+  ))
+}
+
+# The answer line to request `id` with `result` (JSON text).
+scripted_result <- function(result) {
+  sprintf('send(sprintf(\'{"jsonrpc":"2.0","id":%%s,"result":%s}\', id))', result)
+}
+
+# Memory and resources of this R process (Linux).
+proc_status <- function(field) {
+  line <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
+  as.numeric(strsplit(trimws(sub(".*:", "", line)), " +")[[1]][[1]])
+}
+open_fds <- function() length(list.files("/proc/self/fd"))
+
+# Is process `pid` a running (not zombie) `sleep`? (Linux; /proc also lists
+# threads of other processes under their ids, hence the name check.)
+sleep_running <- function(pid) {
+  stat <- tryCatch(suppressWarnings(readLines(file.path("/proc", pid, "stat"), warn = FALSE)), error = function(e) "")
+  grepl("^[0-9]+ \\(sleep\\) [^Z]", stat)
+}

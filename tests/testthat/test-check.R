@@ -144,13 +144,73 @@ test_that("a script that never serves, or reads files by relative paths, is expl
   res <- mcp_check(script, env = child_env())
   expect_equal(rules_of(res), c("start_error", "relative_file"))
 
-  # The layout the guide recommends: find the sibling from the script's path.
+  # The layout the guide recommends: find the sibling with script_file().
+  writeLines(c('source(mcplite::script_file("tools.R"))', "mcplite::mcp_server(add)"), script)
+  expect_mcp_check(script, env = child_env())
+})
+
+test_that("the Get started layout with workers is checked on the workers, with and without calls", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  skip_if_no_mcplite_child()
+  script <- server_script("", dir = file.path(tempfile("mcp-workers-"), "my-tools"))
+  dir <- dirname(script)
+  writeLines(mcplite_tool_code, file.path(dir, "tools.R"))
+  writeLines(c('source(mcplite::script_file("tools.R"))', "mcplite::mcp_server(add, workers = 2)"), script)
+  res <- expect_mcp_check(script, env = child_env(), calls = list(add = list(a = 1, b = 2)))
+  expect_identical(res$calls$add[["2025-11-25"]]$content[[1]]$text, "3")
+  expect_false("workers_failed" %in% rules_of(res))
+
+  # Finding tools.R from the command line works in the server only: the
+  # workers fail, which the check reports without any call.
   writeLines(c(
     'here <- dirname(normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))))',
     'source(file.path(here, "tools.R"))',
-    "mcplite::mcp_server(add)"
+    "mcplite::mcp_server(add, workers = 2)"
   ), script)
-  expect_true(mcp_check(script, env = child_env())$ok)
+  res <- mcp_check(script, env = child_env())
+  expect_false(res$ok)
+  expect_identical(rules_of(res, "error"), "workers_failed")
+  found <- res$problems[res$problems$rule == "workers_failed", ]
+  expect_match(found$message, "The worker could not evaluate the server script", fixed = TRUE)
+  expect_snapshot(print_report(res, dir))
+  expect_failure(expect_mcp_check(script, env = child_env()))
+})
+
+test_that("warnings R gave while the script started are reported, and do not fail the check", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(
+    mcplite_tool_code,
+    # One warning after a top-level call, two after another, one printed at once.
+    'odd <- mcplite::tool(function() 1, "Odd.", name = "odd", annotations = list(readonly = TRUE))',
+    'invisible({warning("first of two"); warning("second of two")})',
+    'options(warn = 1); warning("printed at once"); options(warn = 0)',
+    "mcplite::mcp_server(list(add, odd))"
+  ))
+  res <- expect_mcp_check(script, env = child_env())
+  expect_identical(rules_of(res, "warning"), rep("startup_warning", 4))
+  messages <- res$problems$message
+  expect_match(messages[1], "readonly", fixed = TRUE)
+  expect_match(messages[2], "first of two", fixed = TRUE)
+  expect_match(messages[3], "second of two", fixed = TRUE)
+  expect_match(messages[4], "printed at once", fixed = TRUE)
+  expect_snapshot(print_report(res, dirname(script)))
+})
+
+test_that("expect_mcp_check() fails with every error in its message", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(mcplite_tool_code, "mcplite::mcp_server(add)"))
+  # Without R_LIBS the child cannot find this mcplite (installed in a
+  # library the reduced environment does not name), unless it is in R's own.
+  res <- mcp_check(script)
+  skip_if(res$ok, "mcplite is in a library every R sees")
+  err <- tryCatch(expect_mcp_check(script), expectation_failure = function(e) e)
+  expect_s3_class(err, "expectation_failure")
+  expect_match(conditionMessage(err), "mcp_check() found", fixed = TRUE)
+  expect_match(conditionMessage(err), "fix: Set R_LIBS in the client configuration", fixed = TRUE)
+  expect_success(expect_mcp_check(script, env = child_env()))
 })
 
 test_that("a server that does not answer in time is reported", {
@@ -237,4 +297,20 @@ test_that("mcp_check() checks its arguments", {
     mcp_check("server.R", calls = list(add = 1))
     mcp_check("server.R", timeout = NA)
   })
+})
+
+test_that("calls whose structured content breaks the output schema are problems, with the path", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- conformance_script()
+  res <- mcp_check(script, env = child_env(),
+                   calls = list(right = list(), wrong_type = list(), no_structured = list()))
+  expect_false(res$ok)
+  found <- res$problems[res$problems$rule == "output_schema_mismatch", ]
+  # Each in the three versions that have output schemas.
+  expect_setequal(found$tool, c("wrong_type", "no_structured"))
+  expect_equal(nrow(found), 6)
+  expect_setequal(found$version, c("2026-07-28", "2025-11-25", "2025-06-18"))
+  expect_true(all(grepl("at /total: ", found$message[found$tool == "wrong_type"], fixed = TRUE)))
+  expect_false("right" %in% res$problems$tool)
 })

@@ -282,3 +282,42 @@ test_that("client methods check their arguments", {
     gsub("command: .*", "command: <Rscript> --vanilla <server.R>", x)
   })
 })
+
+test_that("results whose structured content breaks the output schema are refused as SDK clients refuse them", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- conformance_script()
+  for (v in c("2025-11-25", "2025-06-18", "2026-07-28")) {
+    client <- local_mcp_client(script, env = child_env(), protocol = v)
+    # Before a listing nothing is known of the schemas, as in the SDK.
+    expect_equal(client$call("wrong_type")$structuredContent$total, "two")
+    client$tools()
+    expect_equal(client$call("right")$structuredContent, list(total = 2L))
+    expect_true(client$call("tool_error")$isError)
+    bad <- list(
+      wrong_type = "at /total: ", missing_required = "at /: ", extra = "colour",
+      no_structured = "has no structuredContent", several = "at /label: "
+    )
+    for (name in names(bad)) {
+      err <- expect_error(client$call(name), class = "mcplite_error_client_output")
+      expect_s3_class(err, "mcplite_error_client")
+      expect_match(conditionMessage(err), bad[[name]], fixed = TRUE)
+      # The exchange itself was fine: the client goes on.
+      validate_last(client, "CallToolResult")
+    }
+    if (v == "2025-11-25") {
+      expect_snapshot(error = TRUE, client$call("wrong_type"))
+      expect_snapshot(error = TRUE, client$call("no_structured"))
+    }
+    client$close()
+    # Turned off, results come as they are.
+    unchecked <- local_mcp_client(script, env = child_env(), protocol = v, check_output = FALSE)
+    unchecked$tools()
+    expect_equal(unchecked$call("wrong_type")$structuredContent$total, "two")
+    unchecked$close()
+  }
+  # 2024-11-05 has no output schemas: nothing to check against.
+  old <- local_mcp_client(script, env = child_env(), protocol = "2024-11-05")
+  old$tools()
+  expect_equal(old$call("no_structured")$content[[1]]$text, "2")
+})

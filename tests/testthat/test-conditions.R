@@ -30,3 +30,23 @@ test_that("values are described in messages", {
   expect_equal(describe_value(mean), "a function")
   expect_equal(describe_value(factor("a")), "an object of class <factor>")
 })
+
+test_that("an author's mistake at the top of a script stops Rscript with the author's call, no internal call chain", {
+  skip_if_no_mcplite_child()
+  scripts <- list(
+    c("library(mcplite)", "t <- tool(function(x) x, 'Echo.', name = 'bad name')"),
+    c("library(mcplite)", "t <- tool(function(x) x, 'Echo.', name = 'echo', arguments = list(x = type_array('x')))"),
+    c("ok <- mcplite::tool(function() 1, 'One.', name = 'one')", "mcplite::mcp_server(ok, workers = 'several')"),
+    c("make <- function() mcplite::tool(1, 'One.', name = 'one')", "make()")
+  )
+  for (code in scripts) {
+    path <- tempfile("top-error-", fileext = ".R")
+    writeLines(code, path)
+    res <- processx::run(mcp_rscript(), c("--vanilla", path), env = c("current", child_env()),
+                         error_on_status = FALSE)
+    expect_identical(res$status, 1L)
+    expect_false(grepl("Calls:", res$stderr, fixed = TRUE), info = res$stderr)
+    expect_false(grepl("abort_mcplite|check_|workers_config", res$stderr), info = res$stderr)
+    expect_snapshot(cat(res$stderr))
+  }
+})

@@ -76,3 +76,53 @@ for (qc in quit_cases) {
     })
   })
 }
+
+# R code the server runs on a call's behalf after the tool returned: the
+# serializer calls as.character() for "hms" values, and a method the script
+# defines (here without the hms package) can call quit() there.
+late_quit_server <- function(workers) {
+  c(
+    "as.character.hms <- function(x, ...) quit(save = 'no', status = 4)",
+    "wait_for <- function(path) { for (i in 1:3000) { if (file.exists(path)) return('released'); Sys.sleep(0.02) }; 'gave up' }",
+    "late <- structure(61, units = 'secs', class = c('hms', 'difftime'))",
+    "mcplite::mcp_server(list(",
+    "  mcplite::tool(function() late, 'A duration.', name = 'late_value'),",
+    "  mcplite::tool(function() data.frame(id = 1L, took = late), 'A frame.', name = 'late_column'),",
+    "  mcplite::tool(function(path) wait_for(path), 'Waits.', name = 'wait_for', arguments = list(path = mcplite::type_string()))",
+    sprintf("), workers = %s)", workers)
+  )
+}
+
+test_that("quit() in R code converting a result still answers that call and every other one in flight", {
+  skip_if_no_mcplite_child()
+  for (tool in c("late_value", "late_column")) {
+    for (workers in c(0, 2)) {
+      if (workers > 0) skip_if_not_installed("mirai")
+      info <- sprintf("%s, workers = %d", tool, workers)
+      proc <- mcp_start(late_quit_server(workers))
+      on.exit(mcp_kill(proc), add = TRUE)
+      mcp_send(proc, initialize_line("2025-11-25"))
+      mcp_read(proc, 1, timeout = 60)
+      ids <- "late"
+      if (workers > 0) {
+        # A call that is still running on another worker when R ends.
+        started <- tempfile("never-")
+        mcp_send(proc, legacy_call("waiting", "wait_for", sprintf('{"path":"%s"}', started)))
+        ids <- c(ids, "waiting")
+      }
+      mcp_send(proc, legacy_call("late", tool))
+      proc$process$wait(30000)
+      out <- mcp_close(proc, timeout = 5)
+      expect_identical(out$status, 4L, info = info)
+      expect_setequal(vapply(out$responses, function(r) r$id, ""), ids)
+      for (r in out$responses) {
+        expect_true(hs_is_error(r), info = info)
+        expect_match(hs_text(r), "R process ended", fixed = TRUE, info = info)
+      }
+      expect_match(hs_text(mcp_by_id(out$responses, "late")), sprintf("before tool %s was answered", tool), fixed = TRUE)
+      # Nothing but protocol lines on stdout.
+      expect_identical(length(out$lines), length(ids) + 1L, info = info)
+      mcp_validate(out$responses, "2025-11-25", "CallToolResult")
+    }
+  }
+})

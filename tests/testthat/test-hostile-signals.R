@@ -1,9 +1,14 @@
-# Issue 13, class 5: interrupts. A SIGINT while the server waits for input is
-# dropped (a client in the same terminal pressing Ctrl-C must not fail a later
-# call or kill the server); a SIGINT during a tool interrupts that tool only.
-# When standard input is a terminal (a person ran the script), the server says
-# on stderr that it waits for an MCP client and how to stop it, and Ctrl-C
-# ends it.
+# Signals. A SIGINT, SIGTERM or SIGHUP while no tool runs in the server
+# process is a request to stop: serving ends as at end of input (every request
+# already read is answered, calls on workers are awaited within the grace) and
+# Rscript exits 0. MCP clients stop their servers this way (Claude Code sends
+# SIGINT, then SIGTERM), and terminal clients run in raw mode, so a SIGINT that
+# reaches a server is meant for it. A SIGTERM or SIGHUP during the grace ends
+# it at once; calls still running then get a tool error saying the server
+# stopped. More SIGINTs change nothing. A SIGINT while a tool runs in the server process interrupts
+# that tool only (a tool error), and serving goes on; SIGTERM then interrupts it
+# and stops. When standard input is a terminal, the server says on stderr that
+# it waits for an MCP client and how to stop it, and Ctrl-C ends it.
 
 skip_on_cran()
 skip_if_not_installed("processx")
@@ -16,42 +21,138 @@ hs_one <- function(s, tool, args = "{}", timeout = 10) {
   a[[id]]
 }
 
-test_that("SIGINT while the server is idle is dropped: later interruptible tools succeed, the server lives", {
-  skip_if_no_mcplite_child()
-  skip_unless_posix("SIGINT")
-  for (version in c("2025-11-25", "2026-07-28")) {
-    s <- hs_start(version)
-    pid <- s$proc$process$get_pid()
-    # One answer first: the server is serving (a SIGINT while R still loads
-    # the script is R's business, not the server's).
-    warm <- hs_one(s, "echo", '{"x":"ready"}')
-    expect_identical(hs_text(warm), "ready")
-    got <- list()
-    for (round in 1:4) {
-      # After a restart (a crash is reported by hs_one), wait for the new
-      # server to serve before the next SIGINT.
-      if (s$crashes > 0 && round > 1) hs_one(s, "echo", '{"x":"ready"}')
-      # Idle: after an answer, before the next request. Round 3 sends two.
-      s$proc$process$interrupt()
-      if (round == 3) {
-        Sys.sleep(0.1)
-        s$proc$process$interrupt()
-      }
-      Sys.sleep(0.3)
-      r <- hs_one(s, "spin", '{"seconds":0.3}')
-      got[round] <- list(r)
-      expect_false(is.null(r), info = sprintf("%s round %d: no answer", version, round))
-      if (!is.null(r)) {
-        expect_false(hs_is_error(r), info = sprintf("%s round %d: %s", version, round, hs_text(r)))
-        expect_match(hs_text(r), "^spun [0-9]+ times$", info = sprintf("%s round %d", version, round))
-      }
-    }
-    expect_identical(s$proc$process$get_pid(), pid)
-    expect_identical(s$crashes, 0L)
-    hs_close(s)
-    hs_validate(got, version)
-    hs_report(s$problems, sprintf("idle SIGINT (%s)", version))
+# Wait for the process to exit (at most `timeout` seconds) after a signal;
+# returns the seconds it took, or NA if it did not exit.
+sig_wait_exit <- function(proc, timeout = 5) {
+  t0 <- Sys.time()
+  deadline <- t0 + timeout
+  while (proc$process$is_alive() && Sys.time() < deadline) {
+    if (mcp_pump(proc) == 0) Sys.sleep(0.005)
   }
+  if (proc$process$is_alive()) return(NA_real_)
+  as.numeric(difftime(Sys.time(), t0, units = "secs"))
+}
+
+sig_send <- function(proc, signal) {
+  switch(signal,
+    SIGINT = proc$process$interrupt(),
+    SIGTERM = proc$process$signal(tools::SIGTERM),
+    SIGHUP = proc$process$signal(tools::SIGHUP)
+  )
+}
+
+# Wait until the file a tool creates when it starts exists.
+sig_wait_file <- function(path, timeout = 20) {
+  deadline <- Sys.time() + timeout
+  while (!file.exists(path) && Sys.time() < deadline) Sys.sleep(0.01)
+  file.exists(path)
+}
+
+sig_times <- new.env()
+
+test_that("SIGINT, SIGTERM or SIGHUP while idle stops the server promptly with exit status 0", {
+  skip_if_no_mcplite_child()
+  skip_unless_posix("signals")
+  for (signal in c("SIGINT", "SIGTERM", "SIGHUP")) {
+    for (version in c("2025-11-25", "2026-07-28")) {
+      s <- hs_start(version)
+      warm <- hs_one(s, "echo", '{"x":"ready"}')
+      expect_identical(hs_text(warm), "ready")
+      sig_send(s$proc, signal)
+      took <- sig_wait_exit(s$proc)
+      sig_times[[paste(signal, version)]] <- took
+      expect_false(is.na(took), info = sprintf("%s (%s): still running after 5 s", signal, version))
+      out <- mcp_close(s$proc)
+      expect_identical(out$status, 0L, info = sprintf("%s (%s)", signal, version))
+      expect_length(out$responses, 0)
+      expect_match(out$stderr, "asked to stop", fixed = TRUE)
+      hs_report(s$problems, sprintf("idle %s (%s)", signal, version))
+    }
+  }
+  # The measured times, for the closing note of the change that made them.
+  message(sprintf("idle stop: %s", paste(sprintf("%s %.2f s", ls(sig_times), unlist(mget(ls(sig_times), sig_times))), collapse = "; ")))
+})
+
+test_that("requests read before a stop are each answered once: the running tool is interrupted, the rest run in order", {
+  skip_if_no_mcplite_child()
+  skip_unless_posix("signals")
+  s <- hs_start("2026-07-28")
+  started <- tempfile("spin-started-")
+  lines <- c(
+    hs_call_line(s, "a", "spin", sprintf('{"seconds":20,"started":"%s"}', started)),
+    hs_call_line(s, "b", "echo", '{"x":"after"}'),
+    hs_call_line(s, "c", "echo", '{"x":"third"}')
+  )
+  # One write: all three are read before the signal comes.
+  mcp_send(s$proc, paste(lines, collapse = "\n"))
+  expect_true(sig_wait_file(started))
+  Sys.sleep(0.2)
+  sig_send(s$proc, "SIGTERM")
+  took <- sig_wait_exit(s$proc, 10)
+  expect_false(is.na(took))
+  out <- mcp_close(s$proc)
+  expect_identical(out$status, 0L)
+  ids <- vapply(out$responses, function(r) as.character(r$id), "")
+  expect_identical(sort(ids), c("a", "b", "c"))
+  a <- mcp_by_id(out$responses, "a")
+  expect_true(hs_is_error(a))
+  expect_match(hs_text(a), "interrupted", fixed = TRUE)
+  expect_identical(hs_text(mcp_by_id(out$responses, "b")), "after")
+  expect_identical(hs_text(mcp_by_id(out$responses, "c")), "third")
+  mcp_validate(out$responses, "2026-07-28", "CallToolResult")
+})
+
+sig_workers_server <- function() {
+  skip_if_not_installed("mirai")
+  mcp_start(mcp_fixture_server("workers-server.R"), env = c(MCPLITE_TEST_WORKERS = "1"))
+}
+
+test_that("with workers: a stop waits for running calls; a second SIGTERM ends the wait and they get a tool error", {
+  skip_if_no_mcplite_child()
+  skip_unless_posix("signals")
+  for (first in c("SIGINT", "end of input")) {
+    proc <- sig_workers_server()
+    started <- tempfile("block-started-")
+    mcp_send(proc, modern_call("blocked", "block", sprintf('{"started":"%s"}', started)))
+    expect_true(sig_wait_file(started, 60))
+    if (first == "end of input") {
+      try(close(proc$process$get_input_connection()), silent = TRUE)
+    } else {
+      sig_send(proc, first)
+    }
+    # Serving winds down and waits for the call (the grace is 10 s) ...
+    Sys.sleep(0.5)
+    expect_true(proc$process$is_alive(), info = first)
+    # ... until the usual escalation.
+    sig_send(proc, "SIGTERM")
+    took <- sig_wait_exit(proc, 8)
+    expect_false(is.na(took), info = first)
+    expect_lt(took, 5)
+    out <- mcp_close(proc)
+    expect_identical(out$status, 0L, info = first)
+    expect_length(out$responses, 1)
+    r <- out$responses[[1]]
+    expect_identical(r$id, "blocked")
+    expect_true(hs_is_error(r))
+    expect_identical(hs_text(r), "The server stopped before tool block finished.")
+    mcp_validate(out$responses, "2026-07-28", "CallToolResult")
+  }
+})
+
+test_that("with workers: SIGINT while idle stops the server promptly with exit status 0", {
+  skip_if_no_mcplite_child()
+  skip_unless_posix("signals")
+  proc <- sig_workers_server()
+  mcp_send(proc, modern_call("p", "add", '{"x":1,"y":2}'))
+  r <- mcp_read(proc, 1, timeout = 60)
+  expect_identical(r[[1]]$result$content[[1]]$text, "3")
+  sig_send(proc, "SIGINT")
+  took <- sig_wait_exit(proc, 10)
+  expect_false(is.na(took))
+  message(sprintf("idle stop with a worker: %.2f s", took))
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 0)
 })
 
 test_that("SIGINT during a tool interrupts that call only; the next call succeeds", {
@@ -115,4 +216,36 @@ test_that("on a terminal: one line on stderr says the server waits for an MCP cl
   elapsed <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
   expect_false(p$is_alive())
   expect_lt(elapsed, 2)
+})
+
+test_that("with workers: a SIGINT storm during many quick calls fails no call and stops the server cleanly", {
+  skip_if_no_mcplite_child()
+  skip_unless_posix("signals")
+  proc <- sig_workers_server()
+  mcp_send(proc, modern_call("warm", "add", '{"x":0,"y":0}'))
+  expect_length(mcp_read(proc, 1, timeout = 60), 1)
+  n <- 300
+  lines <- vapply(seq_len(n), function(i) modern_call(sprintf("q%d", i), "add", sprintf('{"x":%d,"y":1}', i)), "")
+  mcp_send(proc, paste(lines, collapse = "\n"))
+  # SIGINTs every millisecond or so while the calls are submitted and polled.
+  for (k in 1:200) {
+    if (!proc$process$is_alive()) break
+    proc$process$interrupt()
+    Sys.sleep(0.001)
+  }
+  took <- sig_wait_exit(proc, 15)
+  expect_false(is.na(took))
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  ids <- vapply(out$responses, function(r) as.character(r$id), "")
+  expect_false(anyDuplicated(ids) > 0)
+  expect_true(all(ids %in% sprintf("q%d", seq_len(n))))
+  for (r in out$responses) {
+    i <- as.integer(sub("^q", "", r$id))
+    expect_false(isTRUE(r$result$isError), info = paste(r$id, r$result$content[[1]]$text))
+    expect_identical(r$result$content[[1]]$text, as.character(i + 1L))
+  }
+  # Requests are read in order, so the answered ones are the first ones read.
+  if (length(ids)) expect_setequal(ids, sprintf("q%d", seq_len(length(ids))))
+  message(sprintf("SIGINT storm with workers: %d of %d calls read and answered before the stop", length(ids), n))
 })

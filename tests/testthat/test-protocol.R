@@ -491,3 +491,28 @@ test_that("the tools capability says listChanged: false, in initialize and in di
   expect_identical(disc$result$capabilities, list(tools = list(listChanged = FALSE)))
   mcp_validate(disc, "2026-07-28", "DiscoverResult")
 })
+
+test_that("tools/list refuses a cursor it never issued, or one that is not a string, with -32602, in every version", {
+  skip_if_no_mcplite_child()
+  cursors <- c('"abc"', '""', "5", "null", "{}", "[\"a\"]", "true")
+  for (v in c("2024-11-05", "2025-06-18", "2025-11-25")) {
+    lines <- c(initialize_line(v), vapply(seq_along(cursors), function(i) {
+      rpc(i, "tools/list", sprintf('{"cursor":%s}', cursors[[i]]))
+    }, ""), rpc(99, "tools/list", '{"page":2}'))
+    out <- mcp_exchange(lines, server = protocol_server())
+    r <- out$responses
+    expect_length(r, length(lines))
+    for (i in seq_along(cursors)) {
+      e <- mcp_by_id(r, i)$error
+      expect_identical(e$code, -32602L, info = paste(v, cursors[[i]]))
+    }
+    expect_match(mcp_by_id(r, 1)$error$message, "unknown cursor", fixed = TRUE)
+    expect_match(mcp_by_id(r, 3)$error$message, "cursor must be a string", fixed = TRUE)
+    # Members of params other than cursor are open in the schemas: served
+    # (a difference from CRAN mcplite listed in ?mcplite-cran).
+    expect_true(length(mcp_by_id(r, 99)$result$tools) > 0)
+    mcp_validate(r[-1][seq_along(cursors)], v)
+  }
+  out <- mcp_exchange(modern("m", "tools/list", '"cursor":"abc"'), server = protocol_server())
+  expect_identical(out$responses[[1]]$error$code, -32602L)
+})

@@ -12,7 +12,40 @@ test_that("tool_result() keeps explicit content as given", {
   blocks <- list(content_text("a"), content_image("AA==", "image/png"), content_audio("BB==", "audio/wav"))
   r <- tool_result(blocks)
   expect_equal(vapply(r$content, function(b) b$type, ""), c("text", "image", "audio"))
-  expect_equal(tool_result()$content, list())
+  # Structured content alone, with the text block left out on purpose.
+  expect_equal(tool_result(list(), structured_content = list(n = 1))$content, list())
+})
+
+test_that("tool_result() refuses a result with nothing in it, and blocks edited by hand, as CRAN's does", {
+  expect_snapshot(error = TRUE, tool_result())
+  expect_snapshot(error = TRUE, tool_result(content = list()))
+  expect_error(tool_result(list(), is_error = TRUE), class = "mcplite_error_content")
+  # Blocks of each type missing a field its type needs, or with a field of
+  # the wrong kind: each is named.
+  forge <- function(block, field, value = NULL) {
+    block[field] <- list(value)
+    if (is.null(value)) block[[field]] <- NULL
+    block
+  }
+  broken <- list(
+    forge(content_text("a"), "text"),
+    forge(content_text("a"), "text", 1),
+    forge(content_text("a"), "text", c("a", "b")),
+    forge(content_text("a"), "text", NA_character_),
+    forge(content_image("AA==", "image/png"), "data"),
+    forge(content_image("AA==", "image/png"), "mime_type", 42),
+    forge(content_audio("AA==", "audio/wav"), "mime_type"),
+    forge(content_resource_link("file:///a", "a"), "uri"),
+    forge(content_resource_link("file:///a", "a"), "size", -1),
+    forge(content_text("a"), "type", "video"),
+    forge(content_text("a"), "type")
+  )
+  for (i in seq_along(broken)) {
+    err <- expect_error(tool_result(list(content_text("fine"), broken[[i]])), class = "mcplite_error_content")
+    expect_match(conditionMessage(err), "`content[[2]]", fixed = TRUE)
+  }
+  expect_snapshot(error = TRUE, tool_result(broken[[1]]))
+  expect_snapshot(error = TRUE, tool_result(list(content_text("fine"), broken[[10]])))
 })
 
 test_that("structured content without content generates exactly one JSON text block", {

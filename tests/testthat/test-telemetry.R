@@ -99,6 +99,54 @@ test_that("otlp/file exporter writes OTLP JSON lines, with service name and reso
   expect_false(grepl("resourceSpans", out$stderr, fixed = TRUE))
 })
 
+test_that("an otlp/file exporter pointed at standard output writes to stderr, never into the protocol", {
+  skip_if_no_mcplite_child()
+  skip_if_not(file.exists("/dev/stdout"), "needs /dev/stdout")
+  paths <- c("/dev/stdout", if (dir.exists("/proc/self/fd")) "/proc/self/fd/1", if (dir.exists("/dev/fd")) "/dev/fd/1")
+  for (path in paths) {
+    # The client reads both streams through pipes, as MCP clients do.
+    client <- mcp_client(otel_server(), env = c(child_env(), OTEL_TRACES_EXPORTER = "otlp/file",
+                                                OTEL_EXPORTER_OTLP_TRACES_FILE = path))
+    client$tools()
+    expect_true(client$call("fail")$isError)
+    client$request("ping")
+    # The spans went to stderr (its reader may still be catching up).
+    span_names <- function() vapply(spans_from_json_lines(client$stderr()), `[[`, "", "name")
+    deadline <- Sys.time() + 10
+    while (length(span_names()) < 5 && Sys.time() < deadline) Sys.sleep(0.02)
+    names <- span_names()
+    # Every stdout line was a protocol message.
+    expect_length(client$.state()$stray, 0)
+    client$close()
+    expect_setequal(names, c("initialize", "notifications/initialized", "tools/list", "tools/call fail", "ping"))
+    expect_length(names, 5)
+  }
+})
+
+test_that("an otlp/file exporter on a FIFO blocks neither start-up without a reader nor serving when the reader stalls", {
+  skip_if_no_mcplite_child()
+  skip_if_not(.Platform$OS.type == "unix" && nzchar(Sys.which("mkfifo")), "needs mkfifo")
+  fifo <- tempfile("spans-")
+  expect_identical(system2("mkfifo", shQuote(fifo)), 0L)
+  env <- c(OTEL_TRACES_EXPORTER = "otlp/file", OTEL_EXPORTER_OTLP_TRACES_FILE = fifo)
+  # Nobody reads: the server answers at once, without tracing, and says why.
+  out <- mcp_exchange(c(initialize_line("2025-06-18"), rpc(2, "ping")), server = otel_server(), env = env)
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 2)
+  expect_match(out$stderr, "cannot open the OTLP trace file", fixed = TRUE)
+  # A reader that never reads: once the pipe is full spans are dropped, and
+  # every request is still answered.
+  con <- fifo(fifo, open = "rb", blocking = FALSE)
+  on.exit(close(con), add = TRUE)
+  lines <- c(initialize_line("2025-06-18"), vapply(seq_len(600), function(i) rpc(i + 1, "ping"), ""))
+  out <- mcp_exchange(lines, server = otel_server(), env = env)
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 601)
+  # Some spans did go through before the pipe filled.
+  got <- readBin(con, "raw", 1e6)
+  expect_match(rawToChar(got[seq_len(min(200, length(got)))]), "resourceSpans", fixed = TRUE)
+})
+
 start_receiver <- function() {
   skip_if(!nzchar(Sys.which("node")), "node is needed for the OTLP receiver")
   file <- tempfile(fileext = ".jsonl")
@@ -202,6 +250,25 @@ test_that("spans that tool code starts with otel are children of the server span
   expect_identical(span_attr(work[[1]], "rows"), "3")
   remote <- Filter(function(s) s$traceId == "4bf92f3577b34da6a3ce929d0e0e4736", work)
   expect_length(remote, 1)
+})
+
+test_that("span attributes R holds as missing values are left out, never exported as numbers or text", {
+  skip_if_no_mcplite_child()
+  skip_if_not_installed("otel")
+  file <- tempfile(fileext = ".jsonl")
+  out <- mcp_exchange(modern_call("n", "na_attributes"), server = otel_server(),
+                      env = c(OTEL_R_TRACES_EXPORTER = "otlp/file", OTEL_EXPORTER_OTLP_FILE = file))
+  expect_identical(first_text(out$responses[[1]]), "done")
+  span <- Filter(function(s) s$name == "na attributes", spans_from_json_lines(readLines(file)))[[1]]
+  keys <- vapply(span$attributes, function(a) a$key, "")
+  for (missing in c("int", "lgl", "chr", "dbl", "some_na")) expect_false(missing %in% keys, info = missing)
+  expect_identical(span_attr(span, "count"), "2")
+  expect_identical(span_attr(span, "flag"), FALSE)
+  expect_identical(span_attr(span, "word"), "w")
+  expect_identical(span_attr(span, "ratio"), 0.5)
+  words <- Filter(function(a) a$key == "words", span$attributes)[[1]]$value$arrayValue$values
+  expect_identical(vapply(words, function(v) v$stringValue, ""), c("a", "b"))
+  expect_false(grepl("-2147483648", paste(readLines(file), collapse = ""), fixed = TRUE))
 })
 
 test_that("the standard sampler variables are honoured", {

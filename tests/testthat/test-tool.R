@@ -317,8 +317,9 @@ test_that("annotations MCP does not define are sent as given, with a warning", {
   expect_warning(tool(f, "d", name = "a", annotations = list(`com.example/tier` = list(level = 2))),
                  class = "mcplite_warning_unknown_annotation")
   # ellmer's own extras are not MCP annotations and are left out.
-  fake <- structure(function() 1, class = c("ellmer::ToolDef", "function", "S7_object"),
-                    name = "e", description = "E.", annotations = list(icon = "star", read_only_hint = TRUE))
-  expect_no_warning(spec <- server_specs(fake)[[1]])
+  skip_if_not_installed("ellmer")
+  et <- ellmer::tool(function() 1, name = "e", description = "E.",
+                     annotations = ellmer::tool_annotations(icon = "star", read_only_hint = TRUE))
+  expect_no_warning(spec <- server_specs(et)[[1]])
   expect_equal(json_fixed(spec$annotations), '{"read_only_hint":true}')
 })

@@ -254,19 +254,24 @@ test_that("a script that fails on the workers is reported at start and by every 
   expect_true(failed$result$isError)
   expect_match(first_text(failed), "The worker could not evaluate the server script", fixed = TRUE)
   expect_match(first_text(failed), "this script refuses to run on a worker", fixed = TRUE)
-  expect_length(mcp_by_id(got, "2")$result$tools, 15)
+  expect_length(mcp_by_id(got, "2")$result$tools, 16)
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   expect_match(out$stderr, "mcplite: a worker could not define the tools: The worker could not evaluate", fixed = TRUE)
 })
 
-test_that("cancelling a call stops it on its worker, which takes the next call; nothing is sent for it", {
+# A server with one worker, past the 2025-11-25 handshake.
+legacy_worker <- function() {
   proc <- workers_server("1")
-  on.exit(mcp_kill(proc), add = TRUE)
-  dir <- barrier_dir()
-  started <- file.path(dir, "started")
   mcp_send(proc, initialize_line("2025-11-25"))
   mcp_read(proc, 1)
+  proc
+}
+
+test_that("cancelling a call stops it on its worker, which takes the next call; nothing is sent for it", {
+  proc <- legacy_worker()
+  on.exit(mcp_kill(proc), add = TRUE)
+  started <- file.path(barrier_dir(), "started")
   mcp_send(proc, legacy_call(7, "block", args_json(started = started)))
   expect_true(wait_until(function() file.exists(started)))
   mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7,"reason":"test"}'))
@@ -288,7 +293,57 @@ test_that("cancelling a call stops it on its worker, which takes the next call; 
   expect_false(any(c("7", "m7") %in% ids_of(lapply(out$lines, jsonlite::parse_json))))
 })
 
-test_that("calls still running when the grace period after end of input ends are dropped", {
+test_that("a cancelled call that ignores the interrupt loses its worker after a grace period; a new worker takes the next call", {
+  proc <- legacy_worker()
+  on.exit(mcp_kill(proc), add = TRUE)
+  started <- file.path(barrier_dir(), "started")
+  mcp_send(proc, legacy_call(1, "pid"))
+  stuck <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
+  mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))
+  # One worker, held by a call that swallows interrupts: this call is
+  # answered only once that worker is replaced.
+  mcp_send(proc, legacy_call(8, "add", '{"x":4,"y":5}'))
+  next_call <- mcp_read(proc, 1, timeout = 60)[[1]]
+  expect_identical(next_call$id, 8L)
+  expect_identical(first_text(next_call), "9")
+  mcp_send(proc, legacy_call(9, "pid"))
+  fresh <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
+  expect_false(identical(fresh, stuck))
+  # The new worker evaluated the script: its top-level state is there.
+  mcp_send(proc, legacy_call(10, "top_level", args_json(key = "b")))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "b is beta; csv; hello")
+  if (dir.exists("/proc/self")) {
+    expect_true(wait_until(function() !dir.exists(file.path("/proc", stuck)), timeout = 30))
+  }
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_false("7" %in% ids_of(lapply(out$lines, jsonlite::parse_json)))
+  expect_match(out$stderr, sprintf(
+    "mcplite: tool stubborn was cancelled and ignored the interrupt for 2 s: its worker (process %d) was stopped and a new one started.",
+    stuck
+  ), fixed = TRUE)
+  mcp_validate(list(next_call), "2025-11-25", "CallToolResult")
+})
+
+test_that("a stubborn call still running at the end leaves no worker behind", {
+  skip_if_not(dir.exists("/proc/self"), "needs /proc")
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  started <- file.path(dir, "started")
+  mcp_send(proc, modern_call(1, "pid"))
+  worker <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
+  mcp_send(proc, modern_call(2, "stubborn", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  out <- mcp_close(proc, timeout = 60)
+  expect_identical(out$status, 0L)
+  expect_identical(first_text(out$responses[[1]]), "The server stopped before tool stubborn finished.")
+  expect_true(wait_until(function() !dir.exists(file.path("/proc", worker)), timeout = 30))
+})
+
+test_that("calls still running when the grace period after end of input ends get a tool error saying the server stopped", {
   proc <- workers_server("1")
   on.exit(mcp_kill(proc), add = TRUE)
   dir <- barrier_dir()
@@ -297,7 +352,12 @@ test_that("calls still running when the grace period after end of input ends are
   expect_true(wait_until(function() file.exists(started)))
   out <- mcp_close(proc, timeout = 60)
   expect_identical(out$status, 0L)
-  expect_length(out$lines, 0)
+  expect_length(out$responses, 1)
+  r <- out$responses[[1]]
+  expect_identical(r$id, 1L)
+  expect_true(isTRUE(r$result$isError))
+  expect_identical(first_text(r), "The server stopped before tool block finished.")
+  mcp_validate(out$responses, "2026-07-28", "CallToolResult")
 })
 
 check_worker_streams <- function(workers) {
@@ -433,4 +493,110 @@ test_that("a traced call's span covers its time on the worker, whose spans join 
   nanos <- function(x) as.numeric(x)
   expect_true(nanos(server$startTimeUnixNano) <= nanos(worker$startTimeUnixNano))
   expect_true(nanos(server$endTimeUnixNano) >= nanos(worker$endTimeUnixNano))
+})
+
+# ---- files next to the script ------------------------------------------------
+
+# The layout of the Get started vignette: app/server.R sources app/tools.R
+# through script_file(), then moves to app/data with setwd(), where a tool
+# reads a file by a relative name.
+project_layout <- function(workers, chdir) {
+  root <- tempfile("project-")
+  dir.create(file.path(root, "app", "data"), recursive = TRUE)
+  writeLines("alpha,1", file.path(root, "app", "data", "x.csv"))
+  writeLines(c(
+    "first_line <- function(file) readLines(file)[[1]]",
+    "tools <- list(",
+    "  mcplite::tool(function() first_line('x.csv'), 'x.csv, by a relative name.', name = 'relative'),",
+    "  mcplite::tool(function() normalizePath(getwd()), 'The working directory.', name = 'wd'),",
+    "  mcplite::tool(function() mcplite::script_file(), 'The server script.', name = 'script'),",
+    "  mcplite::tool(function() mcplite::script_file('data', 'x.csv'), 'A file next to it.', name = 'data')",
+    ")"
+  ), file.path(root, "app", "tools.R"))
+  writeLines(c(
+    "source(mcplite::script_file('tools.R'))",
+    chdir,
+    sprintf("mcplite::mcp_server(tools, workers = %s)", workers)
+  ), file.path(root, "app", "server.R"))
+  normalizePath(root)
+}
+
+test_that("script_file() and setwd() in the script mean the same in the server and on workers, whatever the folder and path the client starts it with", {
+  skip_if_not_installed("mirai")
+  skip_if_no_mcplite_child()
+  cases <- list(
+    list(workers = 0, chdir = "setwd(mcplite::script_file('data'))", relative = FALSE),
+    list(workers = 2, chdir = "setwd(mcplite::script_file('data'))", relative = FALSE),
+    list(workers = 2, chdir = "setwd(mcplite::script_file('data'))", relative = TRUE),
+    # A relative setwd() is relative to the folder R started in.
+    list(workers = 1, chdir = "setwd('app/data')", relative = TRUE)
+  )
+  for (case in cases) {
+    root <- project_layout(case$workers, case$chdir)
+    script <- file.path(root, "app", "server.R")
+    # Started from the project's parent folder, or from an unrelated one.
+    client <- if (case$relative) {
+      mcp_client(command = mcp_rscript(), args = c("--vanilla", "app/server.R"),
+                 cwd = root, env = child_env())
+    } else {
+      mcp_client(script, cwd = tempdir(), env = child_env())
+    }
+    info <- sprintf("workers = %s, %s, %s path", case$workers, case$chdir,
+                    if (case$relative) "relative" else "absolute")
+    # Several calls each, so that every worker answers some.
+    for (i in 1:3) {
+      expect_identical(client$call("relative")$content[[1]]$text, "alpha,1", info = info)
+      expect_identical(client$call("wd")$content[[1]]$text,
+                       normalizePath(file.path(root, "app", "data")), info = info)
+      expect_identical(client$call("script")$content[[1]]$text, normalizePath(script, winslash = "/"), info = info)
+      expect_identical(client$call("data")$content[[1]]$text,
+                       normalizePath(file.path(root, "app", "data", "x.csv"), winslash = "/"), info = info)
+    }
+    client$close()
+  }
+})
+
+test_that("a script that cannot open a file on a worker says which file", {
+  skip_if_not_installed("mirai")
+  skip_if_no_mcplite_child()
+  script <- server_script(c(
+    "if (mirai::on_daemon()) source('no-such-helpers.R')",
+    "mcplite::mcp_server(list(mcplite::tool(function() 'ok', 'Answer ok.', name = 'ping')), workers = 1)"
+  ))
+  client <- local_mcp_client(script, env = child_env())
+  res <- client$call("ping")
+  expect_true(res$isError)
+  text <- res$content[[1]]$text
+  expect_match(text, sprintf("The worker could not evaluate the server script %s", script), fixed = TRUE)
+  expect_match(text, "no-such-helpers.R", fixed = TRUE)
+  expect_snapshot(cat(gsub(script, "<script>", text, fixed = TRUE)))
+})
+
+test_that("script_file() finds the script R runs, the file source() reads, or the working directory", {
+  skip_if_no_mcplite_child()
+  dir <- normalizePath(tempfile("script-file-"), mustWork = FALSE)
+  dir.create(file.path(dir, "sub"), recursive = TRUE)
+  dir <- normalizePath(dir, winslash = "/")
+  writeLines(c("setwd(tempdir())", "cat(mcplite::script_file('data', 'x.csv'), mcplite::script_file(), sep = '\\n')"),
+             file.path(dir, "sub", "s.R"))
+  run <- function(args, wd = dir) {
+    res <- processx::run(mcp_rscript(), c("--vanilla", args), wd = wd,
+                         env = c("current", child_env()), error_on_status = FALSE)
+    expect_identical(res$status, 0L, info = res$stderr)
+    strsplit(res$stdout, "\n")[[1]]
+  }
+  # Rscript with a relative path, the script moving elsewhere first: the
+  # script's folder all the same (mcplite is loaded before the setwd()).
+  writeLines(c("library(mcplite)", readLines(file.path(dir, "sub", "s.R"))), file.path(dir, "sub", "t.R"))
+  expect_identical(run("sub/t.R"), c(file.path(dir, "sub", "data", "x.csv"), file.path(dir, "sub", "t.R")))
+  # source() from an R session.
+  expect_identical(run(c("-e", sprintf("source('%s')", file.path(dir, "sub", "s.R")))),
+                   c(file.path(dir, "sub", "data", "x.csv"), file.path(dir, "sub", "s.R")))
+  # At the console: the working directory, and no script.
+  expect_identical(run(c("-e", "cat(mcplite::script_file('a', 'b.R'), mcplite::script_file(), sep = '\\n')")),
+                   c(file.path(dir, "a", "b.R"), "NA"))
+  expect_snapshot(error = TRUE, {
+    script_file(1)
+    script_file("a", NA)
+  })
 })

@@ -6,29 +6,46 @@
 //! Every entry point returns `list(value, error)`. A client error is a list
 //! with `kind` (spawn, exited, timeout, rpc, protocol, version, closed,
 //! invalid), `message`, and when they apply `code`, `data`, `status`,
-//! `seconds` (timeouts) and the server's `stderr`.
+//! `seconds` (timeouts) and the server's `stderr`. `invalid` is the caller's
+//! mistake; every other kind is the server's doing (a value R cannot hold
+//! is `protocol`).
+//!
+//! Waiting is done in slices so that R can check for interrupts between
+//! them (R/client.R loops): `rust_client_begin_*` sends, `rust_client_step`
+//! waits at most one slice and returns `pending = TRUE` until the answer is
+//! in, `rust_client_abandon` gives up. Closing works the same way.
+//!
+//! Answers are read once, by the core's reader (`mcplite_core::json::Doc`);
+//! R values are built from that tree.
 
 use extendr_api::prelude::*;
 use mcplite_core::check::check_listings;
-use mcplite_core::client::{Client, ClientError, Launch};
+use mcplite_core::client::{page_tools, Client, ClientError, Launch, Outcome};
+use mcplite_core::json::{Doc, Val};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// JSON -> R (the one place this file does it), with the mapping tool
-/// arguments get (`r::args`): the value is read back through the core's JSON
-/// reader, so a string R cannot hold is an error, not an R error.
-fn to_r(v: &Value) -> std::result::Result<Robj, String> {
-    let doc = mcplite_core::json::Doc::parse(v.to_string().into_bytes()).map_err(|e| e.to_string())?;
-    mcplite_core::r::args::check_json(doc.root()).map_err(|e| format!("the server sent a value R cannot hold: {e}"))?;
-    crate::build::value(doc.root()).ok_or_else(|| "the server sent a value too large for R".to_string())
+/// A value the server sent -> R, with the mapping tool arguments get
+/// (`r::args`); what R cannot hold (NUL in a string) is an error naming the
+/// place, starting from `root`.
+fn server_r(v: Val<'_>, root: &str) -> std::result::Result<Robj, String> {
+    mcplite_core::r::args::check_json_within(v, usize::MAX, root)
+        .map_err(|e| format!("it holds a value R cannot hold: {e}"))?;
+    crate::build::value(v).ok_or_else(|| "it holds a value too large for R".to_string())
 }
 
-/// `list(value = <v as R>, error = NULL)`, or an "invalid" error.
-fn ok_json(v: &Value) -> Robj {
-    match to_r(v) {
-        Ok(x) => ok(x),
-        Err(e) => fail_message(&e, "invalid"),
-    }
+/// JSON this package made -> R (findings of the listing checks).
+fn own_r(v: &Value) -> Robj {
+    let built =
+        mcplite_core::json::Doc::parse(v.to_string().into_bytes()).ok().and_then(|doc| crate::build::value(doc.root()));
+    built.unwrap_or_else(|| ().into())
+}
+
+/// Kept messages as an R list; one R cannot hold is left out.
+fn docs_r(docs: &[Arc<Doc>]) -> Robj {
+    let items: Vec<Robj> = docs.iter().filter_map(|d| server_r(d.root(), "x").ok()).collect();
+    List::from_values(items).into()
 }
 
 /// R -> JSON with the protocol's fixed encoding (the one place this file does it).
@@ -52,21 +69,29 @@ fn nullable<T: Into<Robj>>(x: Option<T>) -> Robj {
 }
 
 fn fail(e: &ClientError, client: Option<&mut Client>) -> Robj {
-    let (kind, code, data, status) = match e {
-        ClientError::Spawn(_) => ("spawn", None, None, None),
-        ClientError::Exited { status, .. } => ("exited", None, None, *status),
-        ClientError::Timeout { .. } => ("timeout", None, None, None),
-        ClientError::Rpc { code, data, .. } => {
-            ("rpc", Some(*code as f64), data.as_ref().and_then(|d| to_r(d).ok()), None)
-        }
-        ClientError::Protocol(_) => ("protocol", None, None, None),
-        ClientError::Version { .. } => ("version", None, None, None),
-        ClientError::Closed => ("closed", None, None, None),
-        ClientError::Invalid(_) => ("invalid", None, None, None),
+    let (kind, code, status) = match e {
+        ClientError::Spawn(_) => ("spawn", None, None),
+        ClientError::Exited { status, .. } => ("exited", None, *status),
+        ClientError::Timeout { .. } => ("timeout", None, None),
+        ClientError::Rpc { code, .. } => ("rpc", Some(*code as f64), None),
+        ClientError::Protocol(_) => ("protocol", None, None),
+        ClientError::Version { .. } => ("version", None, None),
+        ClientError::Closed => ("closed", None, None),
+        ClientError::Invalid(_) => ("invalid", None, None),
+        ClientError::Output(_) => ("output", None, None),
+    };
+    // The error's data, from the answer as it was read.
+    let data = match (e, &client) {
+        (ClientError::Rpc { .. }, Some(c)) => c
+            .last_response_doc()
+            .and_then(|d| d.root().get("error"))
+            .and_then(|err| err.get("data"))
+            .and_then(|d| server_r(d, "data").ok()),
+        _ => None,
     };
     let stderr = client.map(|c| c.stderr_text());
     let message = match e {
-        ClientError::Rpc { message, .. } => message.clone(),
+        ClientError::Rpc { message, .. } | ClientError::Protocol(message) => message.clone(),
         _ => e.to_string(),
     };
     let seconds = match e {
@@ -154,32 +179,112 @@ fn rust_client_spawn(
     }
 }
 
-/// The handshake of the client's protocol version.
+/// `list(value = NULL, error = NULL)` once a `begin_*` has sent its request.
+fn begun(c: &mut Client, r: std::result::Result<(), ClientError>) -> Robj {
+    match r {
+        Ok(()) => ok(().into()),
+        Err(e) => fail(&e, Some(c)),
+    }
+}
+
+/// Begin the handshake of the client's protocol version.
 /// @noRd
 #[extendr]
-fn rust_client_open(ptr: Robj, timeout: f64) -> Robj {
+fn rust_client_begin_open(ptr: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| match seconds(timeout) {
         Err(e) => fail_message(&e, "invalid"),
-        Ok(t) => match c.open(t) {
-            Ok(v) => ok_json(&v),
-            Err(e) => fail(&e, Some(c)),
-        },
+        Ok(t) => {
+            let r = c.begin_open(t);
+            begun(c, r)
+        }
     })
 }
 
-/// Any request; `params` is NULL or a named list.
+/// Begin any request; `params` is NULL or a named list.
 /// @noRd
 #[extendr]
-fn rust_client_request(ptr: Robj, method: &str, params: Robj, timeout: f64) -> Robj {
+fn rust_client_begin_request(ptr: Robj, method: &str, params: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| {
         let (params, t) = match (object(&params, "params"), seconds(timeout)) {
             (Ok(p), Ok(t)) => (p, t),
             (Err(e), _) | (_, Err(e)) => return fail_message(&e, "invalid"),
         };
-        match c.request(method, params, t) {
-            Ok(v) => ok_json(&v),
+        let r = c.begin_request(method, params, t);
+        begun(c, r)
+    })
+}
+
+/// Begin listing every tool, following pagination.
+/// @noRd
+#[extendr]
+fn rust_client_begin_list_tools(ptr: Robj, timeout: f64) -> Robj {
+    with_client(ptr, |c| match seconds(timeout) {
+        Err(e) => fail_message(&e, "invalid"),
+        Ok(t) => {
+            let r = c.begin_list_tools(t);
+            begun(c, r)
+        }
+    })
+}
+
+/// Begin `tools/call`; a tool error comes back as a result with `isError`.
+/// @noRd
+#[extendr]
+fn rust_client_begin_call_tool(ptr: Robj, name: &str, arguments: Robj, timeout: f64) -> Robj {
+    with_client(ptr, |c| {
+        let (args, t) = match (object(&arguments, "arguments"), seconds(timeout)) {
+            (Ok(a), Ok(t)) => (a.unwrap_or_else(|| Value::Object(Map::new())), t),
+            (Err(e), _) | (_, Err(e)) => return fail_message(&e, "invalid"),
+        };
+        let r = c.begin_call_tool(name, args, t);
+        begun(c, r)
+    })
+}
+
+/// The R value of a finished operation.
+fn outcome_r(o: &Outcome) -> std::result::Result<Robj, String> {
+    match o {
+        Outcome::Answer(a) => server_r(a.result(), "result"),
+        Outcome::Pages(pages) => {
+            let mut tools = Vec::new();
+            for page in pages {
+                for tool in page_tools(page) {
+                    tools.push(server_r(tool, "tool")?);
+                }
+            }
+            Ok(List::from_values(tools).into())
+        }
+    }
+}
+
+/// Wait at most `slice` seconds for the operation begun last:
+/// `list(value, error, pending)`, `pending` TRUE until it is done.
+/// @noRd
+#[extendr]
+fn rust_client_step(ptr: Robj, slice: f64) -> Robj {
+    with_client(ptr, |c| {
+        let slice = match seconds(slice) {
+            Ok(s) => s,
+            Err(e) => return fail_message(&e, "invalid"),
+        };
+        match c.step(slice) {
+            Ok(None) => list!(value = (), error = (), pending = true).into(),
+            Ok(Some(outcome)) => match outcome_r(&outcome) {
+                Ok(x) => ok(x),
+                Err(e) => fail(&ClientError::Protocol(format!("the answer cannot be used: {e}")), Some(c)),
+            },
             Err(e) => fail(&e, Some(c)),
         }
+    })
+}
+
+/// Give up the operation in progress (its request is cancelled).
+/// @noRd
+#[extendr]
+fn rust_client_abandon(ptr: Robj) -> Robj {
+    with_client(ptr, |c| {
+        c.abandon();
+        ok(().into())
     })
 }
 
@@ -199,40 +304,11 @@ fn rust_client_notify(ptr: Robj, method: &str, params: Robj) -> Robj {
     })
 }
 
-/// Every tool, following pagination.
-/// @noRd
-#[extendr]
-fn rust_client_list_tools(ptr: Robj, timeout: f64) -> Robj {
-    with_client(ptr, |c| match seconds(timeout) {
-        Err(e) => fail_message(&e, "invalid"),
-        Ok(t) => match c.list_tools(t) {
-            Ok(tools) => ok_json(&Value::Array(tools)),
-            Err(e) => fail(&e, Some(c)),
-        },
-    })
-}
-
-/// `tools/call`; a tool error comes back as a result with `isError`.
-/// @noRd
-#[extendr]
-fn rust_client_call_tool(ptr: Robj, name: &str, arguments: Robj, timeout: f64) -> Robj {
-    with_client(ptr, |c| {
-        let (args, t) = match (object(&arguments, "arguments"), seconds(timeout)) {
-            (Ok(a), Ok(t)) => (a.unwrap_or_else(|| Value::Object(Map::new())), t),
-            (Err(e), _) | (_, Err(e)) => return fail_message(&e, "invalid"),
-        };
-        match c.call_tool(name, args, t) {
-            Ok(v) => ok_json(&v),
-            Err(e) => fail(&e, Some(c)),
-        }
-    })
-}
-
-/// Notifications received so far.
+/// Notifications received so far (one R cannot hold is left out).
 /// @noRd
 #[extendr]
 fn rust_client_notifications(ptr: Robj, clear: bool) -> Robj {
-    with_client(ptr, |c| ok_json(&Value::Array(c.notifications(clear))))
+    with_client(ptr, |c| ok(docs_r(&c.notification_docs(clear))))
 }
 
 /// What the server wrote on stderr so far.
@@ -243,8 +319,9 @@ fn rust_client_stderr(ptr: Robj) -> Robj {
 }
 
 /// The client's state: process, version, handshake answer, timing, and what
-/// arrived outside of answers (stray stdout lines, server requests,
-/// responses that matched no request).
+/// arrived outside of answers (stray stdout lines, the most recent kept and
+/// how many arrived in all, server requests, responses that matched no
+/// request), and whether the server's process group outlived it.
 /// @noRd
 #[extendr]
 fn rust_client_state(ptr: Robj) -> Robj {
@@ -254,22 +331,36 @@ fn rust_client_state(ptr: Robj) -> Robj {
         let stray: Vec<Robj> =
             c.stray_lines().into_iter().map(|s| list!(at_ms = s.at_ms, text = s.text).into()).collect();
         let first = c.first_response().map(|d| d.as_secs_f64() * 1000.0);
+        let opened = c.opened_answer().and_then(|a| server_r(a.result(), "result").ok());
         let state = list!(
             pid = c.pid() as f64,
             protocol = c.protocol(),
             alive = alive,
             closed = c.is_closed(),
-            opened = c.opened().and_then(|o| to_r(o).ok()).unwrap_or_else(|| ().into()),
+            opened = opened.unwrap_or_else(|| ().into()),
             first_response_ms = nullable(first),
             elapsed_ms = c.elapsed().as_secs_f64() * 1000.0,
             exit_code = nullable(exit.as_ref().and_then(|e| e.0)),
             exit = nullable(exit.map(|e| e.1)),
             stray = List::from_values(stray),
-            server_requests = to_r(&Value::Array(c.server_requests())).unwrap_or_else(|_| ().into()),
-            unmatched = to_r(&Value::Array(c.unmatched())).unwrap_or_else(|_| ().into()),
-            last_response = nullable(c.last_response().map(str::to_string))
+            stray_total = c.stray_count() as f64,
+            server_requests = docs_r(&c.server_request_docs()),
+            unmatched = docs_r(&c.unmatched_docs()),
+            last_response = nullable(c.last_response().map(str::to_string)),
+            group_left_running = nullable(c.group_left_running())
         );
         ok(state.into())
+    })
+}
+
+/// Whether `tools/call` results are checked against the output schemas of
+/// the last `tools/list`, as the SDK clients do.
+/// @noRd
+#[extendr]
+fn rust_client_check_output(ptr: Robj, on: bool) -> Robj {
+    with_client(ptr, |c| {
+        c.set_check_output(on);
+        ok(().into())
     })
 }
 
@@ -293,15 +384,37 @@ fn rust_client_transcript(ptr: Robj, on: Rbool) -> Robj {
     })
 }
 
-/// Close stdin, wait up to `grace` seconds, kill, reap.
+fn status_r(status: Option<(Option<i32>, String)>) -> Robj {
+    list!(code = nullable(status.as_ref().and_then(|s| s.0)), exit = nullable(status.map(|s| s.1))).into()
+}
+
+/// Close the server's stdin, then wait at most `slice` seconds for it to
+/// exit: `list(value = list(done, code, exit))`. `kill` TRUE kills it (and
+/// its process group) at once instead. Reaped either way once done.
+/// @noRd
+#[extendr]
+fn rust_client_close_step(ptr: Robj, slice: f64, kill: bool) -> Robj {
+    with_client(ptr, |c| {
+        c.begin_close();
+        let done = if kill {
+            c.kill();
+            true
+        } else {
+            c.close_step(seconds(slice).unwrap_or(Duration::ZERO))
+        };
+        let status = if done { c.exit_status() } else { None };
+        ok(list!(done = done, status = status_r(status)).into())
+    })
+}
+
+/// Close stdin, wait up to `grace` seconds, kill, reap (not interruptible:
+/// for short graces).
 /// @noRd
 #[extendr]
 fn rust_client_close(ptr: Robj, grace: f64) -> Robj {
     with_client(ptr, |c| {
         let grace = seconds(grace).unwrap_or(Duration::from_secs(1));
-        let status = c.close(grace);
-        let out = list!(code = nullable(status.as_ref().and_then(|s| s.0)), exit = nullable(status.map(|s| s.1)));
-        ok(out.into())
+        ok(status_r(c.close(grace)))
     })
 }
 
@@ -321,7 +434,7 @@ fn rust_check_listings(listings: List) -> Robj {
         parsed.push((version.to_string(), tools));
     }
     let findings: Vec<Value> = check_listings(&parsed).iter().map(|f| f.to_value()).collect();
-    ok_json(&Value::Array(findings))
+    ok(own_r(&Value::Array(findings)))
 }
 
 /// Indented JSON in the fixed encoding (for configuration snippets).
@@ -348,15 +461,19 @@ fn rust_base64(x: Raw) -> Robj {
 extendr_module! {
     mod client;
     fn rust_client_spawn;
-    fn rust_client_open;
-    fn rust_client_request;
+    fn rust_client_begin_open;
+    fn rust_client_begin_request;
+    fn rust_client_begin_list_tools;
+    fn rust_client_begin_call_tool;
+    fn rust_client_step;
+    fn rust_client_abandon;
     fn rust_client_notify;
-    fn rust_client_list_tools;
-    fn rust_client_call_tool;
     fn rust_client_notifications;
     fn rust_client_stderr;
     fn rust_client_state;
     fn rust_client_transcript;
+    fn rust_client_check_output;
+    fn rust_client_close_step;
     fn rust_client_close;
     fn rust_check_listings;
     fn rust_json_pretty;

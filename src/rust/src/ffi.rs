@@ -17,14 +17,21 @@ use std::os::raw::{c_char, c_int};
 // SEXP is an opaque pointer to R's SEXPREC; only R dereferences it.
 #[allow(improper_ctypes)]
 extern "C" {
-    /// The attribute pairlist, with `row.names` in stored (compact) form.
-    pub fn ATTRIB(x: SEXP) -> SEXP;
+    // Read-only data pointers: unlike LOGICAL(), INTEGER(), ..., they never
+    // ask an ALTREP object for writable data (which may allocate and drops
+    // what the object knows about itself, such as sortedness).
+    pub fn LOGICAL_RO(x: SEXP) -> *const c_int;
+    pub fn INTEGER_RO(x: SEXP) -> *const c_int;
+    pub fn REAL_RO(x: SEXP) -> *const f64;
+    pub fn RAW_RO(x: SEXP) -> *const u8;
+    pub fn COMPLEX_RO(x: SEXP) -> *const extendr_ffi::Rcomplex;
     pub fn Rf_getCharCE(x: SEXP) -> cetype_t;
     pub fn Rf_translateCharUTF8(x: SEXP) -> *const c_char;
     pub fn vmaxget() -> *mut c_void;
     pub fn vmaxset(p: *const c_void);
     pub fn Rf_type2char(t: SEXPTYPE) -> *const c_char;
     pub fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> Rboolean;
+    fn R_CheckUserInterrupt();
     /// A new JSON text object holding a copy of the bytes (src/altjson.c);
     /// allocates, so only under [`protected`].
     pub fn mcplite_json_text(bytes: *const u8, len: isize) -> SEXP;
@@ -85,4 +92,24 @@ pub fn call(fun: &Robj, args: &[&Robj]) -> Option<Robj> {
         keep
     });
     value.flatten()
+}
+
+/// Calls R function `fun` as [`call`] does, for a tool: the tool itself or
+/// R code converting its result. A SIGINT meanwhile interrupts it (anywhere
+/// else it asks the server to stop, see `platform::StopSignals`); one that R
+/// has not acted on by the end is dropped, so it interrupts nothing later.
+pub fn call_for_tool(fun: &Robj, args: &[&Robj]) -> Option<Robj> {
+    let for_tool = crate::platform::ForTool::enter();
+    let value = call(fun, args);
+    if for_tool.leave() {
+        drop_pending_interrupt();
+    }
+    value
+}
+
+/// Makes R act on an interrupt it holds, under protection, which drops it.
+fn drop_pending_interrupt() {
+    // SAFETY: R_CheckUserInterrupt raises a pending interrupt as an R
+    // condition, which R_ToplevelExec catches (no handlers are set there).
+    protected(|| unsafe { R_CheckUserInterrupt() });
 }

@@ -6,7 +6,8 @@ use crate::ffi;
 use crate::platform;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Ended, Finished, Idle, Started};
+use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests};
+use mcplite_core::envelope::RequestId;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::{Tool, ToolHost};
@@ -21,12 +22,10 @@ pub struct RFun(pub Robj);
 pub struct RHost {
     /// `invoke_tool(fun, args, name)`.
     pub invoker: Robj,
-    /// Whether someone is typing at standard input (Ctrl-C ends serving then).
-    pub input_is_terminal: bool,
 }
 
-/// What to answer if the tool in flight ends R.
-static IN_FLIGHT: Mutex<Option<Ended>> = Mutex::new(None);
+/// The request whose tool runs in this process now, for the exit hook.
+static IN_FLIGHT: Mutex<Option<RequestId>> = Mutex::new(None);
 /// The protocol output while serving, for the exit hook.
 static EXIT_OUTPUT: Mutex<Option<File>> = Mutex::new(None);
 
@@ -39,18 +38,26 @@ pub fn set_exit_output(out: Option<File>) {
     *lock(&EXIT_OUTPUT) = out;
     if lock(&EXIT_OUTPUT).is_none() {
         *lock(&IN_FLIGHT) = None;
+        mcplite_core::dispatch::take_owed();
     }
 }
 
 /// Called by R when the process ends (an exit finalizer): if a tool ended R
 /// (`quit()`), its request still gets its one answer.
 pub fn on_r_exit() {
-    let Some(ended) = lock(&IN_FLIGHT).take() else { return };
-    if let Some(out) = lock(&EXIT_OUTPUT).as_mut() {
-        let mut line = ended.line::<Sx>();
+    let running = lock(&IN_FLIGHT).take();
+    let owed = mcplite_core::dispatch::take_owed();
+    let mut out = lock(&EXIT_OUTPUT);
+    let Some(out) = out.as_mut() else { return };
+    // The call whose tool ended R says so; every other call still owed an
+    // answer (a result being converted, calls on workers) gets one too.
+    for ended in &owed {
+        let ran = running.as_ref().is_some_and(|id| id.key() == ended.id().key());
+        let mut line = if ran { ended.line::<Sx>() } else { ended.unanswered_line::<Sx>() };
         line.push(b'\n');
-        let _ = out.write_all(&line).and_then(|_| out.flush());
+        let _ = out.write_all(&line);
     }
+    let _ = out.flush();
 }
 
 /// How a call ended, from what `invoke_tool()` returned (here or on a
@@ -83,10 +90,8 @@ impl ToolHost for RHost {
             Ok(args) => args,
             Err(failed) => return Started::Done(failed),
         };
-        // An interrupt that arrived while the server was idle is not for this tool.
-        platform::take_interrupt();
-        *lock(&IN_FLIGHT) = Some(cx.ended);
-        let outcome = ffi::call(&self.invoker, &[&tool.fun.0, &args, &Robj::from(name)]);
+        *lock(&IN_FLIGHT) = Some(cx.id);
+        let outcome = ffi::call_for_tool(&self.invoker, &[&tool.fun.0, &args, &Robj::from(name)]);
         *lock(&IN_FLIGHT) = None;
         platform::flush_c_streams();
         let Some(outcome) = outcome else {
@@ -95,11 +100,7 @@ impl ToolHost for RHost {
         Started::Done(read_outcome(outcome, name))
     }
 
-    fn idle(&mut self) -> Idle {
-        if platform::take_interrupt() && self.input_is_terminal {
-            Idle::Stop
-        } else {
-            Idle::Continue
-        }
+    fn stop_requests(&self) -> StopRequests {
+        crate::serve::stop_requests()
     }
 }

@@ -6,6 +6,7 @@ use extendr_api::prelude::*;
 
 mod build;
 mod client;
+mod config_file;
 mod ffi;
 mod host;
 mod otel;
@@ -44,6 +45,13 @@ fn rust_to_json_fixed(x: Robj, arg: &str) -> Robj {
             .map(|v| Robj::from(v.to_string()))
             .map_err(|e| e.message(arg)),
     )
+}
+
+/// Whether a built `tool_result()` can be sent: NULL, or what is wrong.
+/// @noRd
+#[extendr]
+fn rust_check_tool_result(x: Robj) -> Robj {
+    outcome(mcplite_core::r::result::check_built(&Sx::borrowed(&x)).map(|()| Robj::from(())))
 }
 
 /// Payload JSON, byte-identical to `jsonlite::toJSON()` with the payload options.
@@ -111,10 +119,12 @@ extendr_module! {
     fn rust_worker_detach_stdio;
     fn rust_json_parse;
     fn rust_to_json_fixed;
+    fn rust_check_tool_result;
     fn rust_to_json;
     fn rust_json_size;
     fn rust_serve;
     fn rust_on_exit;
     use client;
+    use config_file;
     use otel;
 }

@@ -4,7 +4,9 @@
 //! span (or of the innermost span the tool activated) and reaches the same
 //! exporter.
 
+use crate::sexp::Sx;
 use extendr_api::prelude::*;
+use mcplite_core::r::{is_na_real, RType, RValue};
 use mcplite_core::telemetry::{Span, Telemetry};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, ContextGuard, KeyValue, Value as OtelValue};
@@ -31,31 +33,72 @@ pub struct RSpan {
     id: u64,
 }
 
+/// Span attributes from a named R list, read with the reader the serializer
+/// uses (read-only access, R's missing values seen as such). OpenTelemetry
+/// has no missing value, so an attribute holding an `NA` (in any element) is
+/// left out, as are values of other types and unnamed elements.
 fn key_values(attributes: &Robj) -> Vec<KeyValue> {
-    let Some(list) = attributes.as_list() else { return vec![] };
-    list.iter().filter_map(|(name, value)| otel_value(&value).map(|v| KeyValue::new(name.to_string(), v))).collect()
+    let list = Sx::borrowed(attributes);
+    if list.rtype() != RType::List {
+        return vec![];
+    }
+    let Some(names) = list.attr("names") else { return vec![] };
+    let mut out = Vec::new();
+    for i in 0..list.len() {
+        let Some(name) = names.str_elt(i).map(|n| String::from_utf8_lossy(&n).into_owned()) else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        if let Some(value) = otel_value(&list.list_elt(i)) {
+            out.push(KeyValue::new(name, value));
+        }
+    }
+    out
 }
 
-fn otel_value(x: &Robj) -> Option<OtelValue> {
+fn otel_value(x: &Sx) -> Option<OtelValue> {
     use opentelemetry::{Array, StringValue};
-    if let Some(s) = x.as_str_vector() {
-        return Some(match s.len() {
-            1 => OtelValue::from(s[0].to_string()),
-            _ => OtelValue::Array(Array::String(s.into_iter().map(|v| StringValue::from(v.to_string())).collect())),
-        });
+    let n = x.len();
+    if n == 0 {
+        return None;
     }
-    if let Some(b) = x.as_logical_slice() {
-        let b: Vec<bool> = b.iter().map(|v| v.is_true()).collect();
-        return Some(if b.len() == 1 { OtelValue::Bool(b[0]) } else { OtelValue::Array(Array::Bool(b)) });
+    match x.rtype() {
+        RType::Character => {
+            let mut v = Vec::with_capacity(n);
+            for i in 0..n {
+                v.push(String::from_utf8_lossy(&x.str_elt(i)?).into_owned());
+            }
+            Some(if n == 1 {
+                OtelValue::from(v.swap_remove(0))
+            } else {
+                OtelValue::Array(Array::String(v.into_iter().map(StringValue::from).collect()))
+            })
+        }
+        RType::Logical => {
+            let l = x.logicals();
+            if l.contains(&i32::MIN) {
+                return None;
+            }
+            let b: Vec<bool> = l.iter().map(|v| *v != 0).collect();
+            Some(if n == 1 { OtelValue::Bool(b[0]) } else { OtelValue::Array(Array::Bool(b)) })
+        }
+        RType::Integer => {
+            let l = x.integers();
+            if l.contains(&i32::MIN) {
+                return None;
+            }
+            let v: Vec<i64> = l.iter().map(|v| *v as i64).collect();
+            Some(if n == 1 { OtelValue::I64(v[0]) } else { OtelValue::Array(Array::I64(v)) })
+        }
+        RType::Double => {
+            let d = x.doubles();
+            if d.iter().any(|v| is_na_real(*v)) {
+                return None;
+            }
+            Some(if n == 1 { OtelValue::F64(d[0]) } else { OtelValue::Array(Array::F64(d.to_vec())) })
+        }
+        _ => None,
     }
-    if let Some(i) = x.as_integer_slice() {
-        let i: Vec<i64> = i.iter().map(|v| *v as i64).collect();
-        return Some(if i.len() == 1 { OtelValue::I64(i[0]) } else { OtelValue::Array(Array::I64(i)) });
-    }
-    if let Some(d) = x.as_real_slice() {
-        return Some(if d.len() == 1 { OtelValue::F64(d[0]) } else { OtelValue::Array(Array::F64(d.to_vec())) });
-    }
-    None
 }
 
 fn span_kind(kind: &str) -> SpanKind {
@@ -187,7 +230,7 @@ fn rust_worker_tracing_start() -> bool {
     WORKER.with(|w| {
         let mut w = w.borrow_mut();
         if w.is_none() {
-            let telemetry = Telemetry::from_env();
+            let telemetry = Telemetry::from_env_opening(&crate::platform::open_append_nonblocking);
             set_tracer(telemetry.tracer().cloned());
             *w = Some(telemetry);
         }

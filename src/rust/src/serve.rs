@@ -3,7 +3,7 @@
 
 use crate::ffi;
 use crate::host::{self, RFun, RHost};
-use crate::platform::StdioGuard;
+use crate::platform::{StdioGuard, StopSignals};
 use crate::sexp::Sx;
 use crate::workers::WorkerHost;
 use extendr_api::prelude::*;
@@ -38,10 +38,34 @@ impl Drop for Serving {
     }
 }
 
-fn formals(fun: &Robj) -> Formals {
-    let Some(f) = fun.as_function() else { return Formals::unknown() };
-    match f.formals() {
-        Some(list) => Formals::new(&list.names().map(str::to_string).collect::<Vec<_>>()),
+/// Telemetry while serving and what points at it (otel's tracer, the exit
+/// hook's output): released however serving ends, early errors included,
+/// before the stdio guard (declared earlier, dropped later).
+struct Traced {
+    telemetry: Telemetry,
+}
+
+impl Drop for Traced {
+    fn drop(&mut self) {
+        host::set_exit_output(None);
+        crate::otel::set_tracer(None);
+        self.telemetry.shutdown();
+    }
+}
+
+/// The stop requests the signal handlers counted, as the service layer reads
+/// them (both hosts answer `ToolHost::stop_requests` with this).
+pub fn stop_requests() -> mcplite_core::dispatch::StopRequests {
+    let (any, terminate) = crate::platform::stop_requests();
+    mcplite_core::dispatch::StopRequests { any, terminate }
+}
+
+/// The formal argument names R put in the spec (`formals`: a character
+/// vector, `NULL` for a primitive, whose arguments cannot be checked). R
+/// reads them with `formals()`, so the glue needs no access to closures.
+fn formals(spec: &Sx) -> Formals {
+    match field(spec, "formals").and_then(|f| mcplite_core::r::strings(&f)) {
+        Some(names) => Formals::new(&names),
         None => Formals::unknown(),
     }
 }
@@ -54,7 +78,7 @@ fn tools(specs: &Robj) -> std::result::Result<Vec<Tool<RFun>>, String> {
         let def = mcplite_core::r::spec::read_tool(&spec)?;
         let fun = field(&spec, "fun").map(|f| f.robj()).filter(|f| f.is_function());
         let fun = fun.ok_or_else(|| format!("tool {}: `fun` must be a function", def.name))?;
-        out.push(Tool { formals: formals(&fun), def, fun: RFun(fun) });
+        out.push(Tool { formals: formals(&spec), def, fun: RFun(fun) });
     }
     Ok(out)
 }
@@ -69,7 +93,7 @@ fn list_len(x: &Sx) -> usize {
 }
 
 /// Serve; returns how serving ended ("end of input", "output closed",
-/// "interrupted").
+/// "stopped").
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     specs: Robj,
@@ -90,48 +114,48 @@ pub fn run(
     let opts =
         mcplite_core::r::options::read(&Sx::borrowed(&json_opts)).map_err(|e| format!("payload options: {e}"))?;
     let mut server = Server::new(tools, instructions, info, opts)?;
-    let mut telemetry = Telemetry::from_env();
-    if on_start.is_function() {
-        ffi::call(&on_start, &[&Robj::from(telemetry.is_enabled())]).ok_or("the start hook failed")?;
-    }
-    crate::otel::set_tracer(telemetry.tracer().cloned());
+    // The guard comes first: nothing that follows (an exporter opening
+    // /dev/stdout, the start hook's R code) can reach the protocol output.
     let mut guard = StdioGuard::install().map_err(|e| format!("cannot take over standard input and output: {e}"))?;
+    let mut traced = Traced { telemetry: Telemetry::from_env_opening(&crate::platform::open_append_nonblocking) };
+    if on_start.is_function() {
+        ffi::call(&on_start, &[&Robj::from(traced.telemetry.is_enabled())]).ok_or("the start hook failed")?;
+    }
+    crate::otel::set_tracer(traced.telemetry.tracer().cloned());
     let input = guard.take_input().ok_or("standard input is already taken")?;
     if guard.input_is_terminal() {
         diag("mcplite: waiting for an MCP client to talk JSON-RPC on standard input (this script is an MCP server); press Ctrl-C to stop it.");
     }
+    // Signals are stop requests from here on (see platform::StopSignals).
+    let signals = StopSignals::install().map_err(|e| format!("cannot catch stop signals: {e}"))?;
     host::set_exit_output(guard.output().try_clone().ok());
     let input = BufReader::with_capacity(1 << 16, input);
     let ending = if workers.is_null() {
-        let mut host = RHost { invoker, input_is_terminal: guard.input_is_terminal() };
-        serve(input, guard.output(), &mut server, &mut host, &mut telemetry)
+        let mut host = RHost { invoker };
+        serve(input, guard.output(), &mut server, &mut host, &mut traced.telemetry)
     } else {
         // Daemons start only now, with the guard in place: they inherit a
         // null standard input and standard error as their standard output,
         // and never the protocol pipes (close-on-exec).
-        match WorkerHost::start(&workers, guard.input_is_terminal()) {
+        match WorkerHost::start(&workers) {
             Ok(mut host) => {
-                let ending = serve(input, guard.output(), &mut server, &mut host, &mut telemetry);
+                let ending = serve(input, guard.output(), &mut server, &mut host, &mut traced.telemetry);
                 host.stop();
                 ending
             }
-            Err(e) => {
-                host::set_exit_output(None);
-                crate::otel::set_tracer(None);
-                return Err(e);
-            }
+            // `traced`, `signals` and `guard` are released on the way out.
+            Err(e) => return Err(e),
         }
     };
-    host::set_exit_output(None);
-    crate::otel::set_tracer(None);
-    telemetry.shutdown();
+    drop(traced);
+    drop(signals);
     drop(guard);
     match ending {
         Ok(Ending::EndOfInput) => Ok("end of input"),
         Ok(Ending::OutputClosed) => Ok("output closed"),
         Ok(Ending::Stopped) => {
-            diag("mcplite: interrupted; the server stops.");
-            Ok("interrupted")
+            diag("mcplite: asked to stop (a signal); the server stopped.");
+            Ok("stopped")
         }
         Err(e) => Err(format!("reading standard input failed: {e}")),
     }

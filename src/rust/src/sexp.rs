@@ -190,6 +190,40 @@ impl Sx {
         Sx { sexp, ty, n, readable, keep: self.keep.clone() }
     }
 
+    /// The `row.names` attribute in its stored form. getAttrib() expands
+    /// automatic row names (stored as `c(NA, -n)`) into a compact sequence
+    /// 1..n (a small allocation, hence under protection), whose data the view
+    /// would then make: n integers for nothing, since the serializer needs
+    /// only the count. Such a sequence, or any other lazy integer row names,
+    /// is given back as `c(NA, -n)`, so no data is made and the core sees
+    /// the form it reads (see `rjson::encode`'s `nrow_of`).
+    fn row_names(&self, sym: SEXP) -> Option<Sx> {
+        // SAFETY: getAttrib on a live object that is not a CHARSXP; the
+        // allocations run under protection and the values stay protected
+        // (two entries on R's stack) until the Robj below holds the result.
+        let kept = ffi::protected(|| unsafe {
+            let mut value = extendr_ffi::Rf_protect(extendr_ffi::Rf_getAttrib(self.sexp, sym));
+            if extendr_ffi::TYPEOF(value) == SEXPTYPE::INTSXP && extendr_ffi::ALTREP(value) != 0 {
+                let n = extendr_ffi::Rf_xlength(value).min(i32::MAX as isize) as i32;
+                value = extendr_ffi::Rf_allocVector(SEXPTYPE::INTSXP, 2);
+                let p = extendr_ffi::INTEGER(value);
+                *p = extendr_ffi::R_NaInt;
+                *p.add(1) = -n;
+            }
+            extendr_ffi::Rf_protect(value)
+        })?;
+        // SAFETY: `kept` is a live object protected twice above; the Robj
+        // protects it on its own before R's stack entries are dropped.
+        let robj = unsafe { Robj::from_sexp(kept) };
+        // SAFETY: drops the two stack entries made under protection.
+        unsafe { extendr_ffi::Rf_unprotect(2) };
+        // SAFETY: R_NilValue is a global constant.
+        if kept == unsafe { extendr_ffi::R_NilValue } {
+            return None;
+        }
+        Some(Sx::owned(robj))
+    }
+
     #[inline]
     fn typeof_(&self) -> SEXPTYPE {
         self.ty
@@ -201,16 +235,16 @@ impl Sx {
         unsafe { Robj::from_sexp(self.sexp) }
     }
 
-    fn slice<T>(&self, ptr: *mut T) -> &[T] {
+    fn slice<T>(&self, ptr: *const T) -> &[T] {
         let n = self.len();
         if n == 0 || ptr.is_null() {
             return &[];
         }
         // SAFETY: ptr is the data pointer of a live vector of n elements of T.
-        unsafe { std::slice::from_raw_parts(ptr as *const T, n) }
+        unsafe { std::slice::from_raw_parts(ptr, n) }
     }
 
-    fn typed<T>(&self, want: SEXPTYPE, get: unsafe extern "C" fn(SEXP) -> *mut T) -> &[T] {
+    fn typed<T>(&self, want: SEXPTYPE, get: unsafe extern "C" fn(SEXP) -> *const T) -> &[T] {
         if self.typeof_() != want || !self.readable {
             return &[];
         }
@@ -275,41 +309,45 @@ impl RValue for Sx {
     }
 
     fn class(&self) -> Vec<String> {
-        match self.attr("class") {
-            Some(c) if c.typeof_() == SEXPTYPE::STRSXP => (0..c.len())
-                .map(|i| c.str_elt(i).map(|s| String::from_utf8_lossy(&s).into_owned()).unwrap_or_default())
-                .collect(),
-            _ => Vec::new(),
-        }
+        self.attr("class").and_then(|c| mcplite_core::r::strings(&c)).unwrap_or_default()
     }
 
     fn attr(&self, name: &str) -> Option<Self> {
+        use SEXPTYPE::*;
         let sym = symbol(name)?;
-        // SAFETY: walking the attribute pairlist of a live object; ATTRIB
-        // gives row.names in stored (compact) form, unlike getAttrib(), and
-        // never allocates.
-        unsafe {
-            let mut a = ffi::ATTRIB(self.sexp);
-            while extendr_ffi::TYPEOF(a) == SEXPTYPE::LISTSXP {
-                if extendr_ffi::TAG(a) == sym {
-                    return Some(self.child(extendr_ffi::CAR(a)));
-                }
-                a = extendr_ffi::CDR(a);
-            }
+        // SAFETY: TYPEOF reads the header of a live object.
+        let ty = unsafe { extendr_ffi::TYPEOF(self.sexp) };
+        match ty {
+            // getAttrib() refuses CHARSXPs; a pairlist's or call's names are
+            // its tags (made anew by getAttrib), never an attribute.
+            CHARSXP => return None,
+            LISTSXP | LANGSXP | DOTSXP if name == "names" => return None,
+            _ => {}
         }
-        None
+        if name == "row.names" {
+            return self.row_names(sym);
+        }
+        // SAFETY: a live object that is not a CHARSXP and, for `names`, not a
+        // pairlist: getAttrib() then only looks the attribute up (no
+        // allocation, no error). The value is reachable from the object.
+        let value = unsafe { extendr_ffi::Rf_getAttrib(self.sexp, sym) };
+        // SAFETY: R_NilValue is a global constant.
+        if value == unsafe { extendr_ffi::R_NilValue } {
+            return None;
+        }
+        Some(self.child(value))
     }
 
     fn logicals(&self) -> &[i32] {
-        self.typed(SEXPTYPE::LGLSXP, extendr_ffi::LOGICAL)
+        self.typed(SEXPTYPE::LGLSXP, ffi::LOGICAL_RO)
     }
 
     fn integers(&self) -> &[i32] {
-        self.typed(SEXPTYPE::INTSXP, extendr_ffi::INTEGER)
+        self.typed(SEXPTYPE::INTSXP, ffi::INTEGER_RO)
     }
 
     fn doubles(&self) -> &[f64] {
-        self.typed(SEXPTYPE::REALSXP, extendr_ffi::REAL)
+        self.typed(SEXPTYPE::REALSXP, ffi::REAL_RO)
     }
 
     fn complexes(&self) -> &[[f64; 2]] {
@@ -317,11 +355,11 @@ impl RValue for Sx {
             return &[];
         }
         // SAFETY: Rcomplex is two f64 (repr C), the same layout as [f64; 2].
-        self.slice(unsafe { extendr_ffi::COMPLEX(self.sexp) } as *mut [f64; 2])
+        self.slice(unsafe { ffi::COMPLEX_RO(self.sexp) } as *const [f64; 2])
     }
 
     fn raws(&self) -> &[u8] {
-        self.typed(SEXPTYPE::RAWSXP, extendr_ffi::RAW)
+        self.typed(SEXPTYPE::RAWSXP, ffi::RAW_RO)
     }
 
     fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>> {
@@ -361,7 +399,7 @@ impl RValue for Sx {
         // SAFETY: an ordinary character vector: STRING_PTR_RO returns its
         // array of CHARSXP pointers (never allocating), alive as long as the
         // vector; a SEXP is a pointer, so it reads as a usize.
-        Some(self.slice(unsafe { extendr_ffi::STRING_PTR_RO(self.sexp) } as *mut usize))
+        Some(self.slice(unsafe { extendr_ffi::STRING_PTR_RO(self.sexp) } as *const usize))
     }
 
     fn core_json(&self) -> Option<&[u8]> {
@@ -401,13 +439,15 @@ impl RValue for Sx {
         let out = match conv {
             Conversion::FormatTime { classes, posixlt_to_ct } => {
                 let is_date = classes.first().map(String::as_str) == Some("Date");
-                ffi::call(
+                ffi::call_for_tool(
                     &h.time,
                     &[&x, &Robj::from(classes.to_vec()), &Robj::from(posixlt_to_ct), &Robj::from(is_date)],
                 )
             }
-            Conversion::ComplexStrings { digits } => ffi::call(&h.complex, &[&x, &Robj::from(digits)]),
-            Conversion::AsCharacter { classes } => ffi::call(&h.as_character, &[&x, &Robj::from(classes.to_vec())]),
+            Conversion::ComplexStrings { digits } => ffi::call_for_tool(&h.complex, &[&x, &Robj::from(digits)]),
+            Conversion::AsCharacter { classes } => {
+                ffi::call_for_tool(&h.as_character, &[&x, &Robj::from(classes.to_vec())])
+            }
         };
         let out = out.ok_or("R conversion failed")?;
         let sx = Sx::owned(out);

@@ -8,10 +8,9 @@
 
 use crate::ffi;
 use crate::host::{call_arguments, read_outcome, RFun};
-use crate::platform;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Finished, Idle, Started, TaskId};
+use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests, TaskId};
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, string1};
 use mcplite_core::{Tool, ToolHost};
@@ -32,8 +31,6 @@ pub struct WorkerHost {
     /// Tool name of each running task.
     running: HashMap<TaskId, String>,
     next: TaskId,
-    /// Whether someone is typing at standard input (Ctrl-C ends serving then).
-    input_is_terminal: bool,
     stopped: bool,
 }
 
@@ -46,7 +43,7 @@ impl WorkerHost {
     /// Start the workers: `workers` is the list `serve_specs()` makes
     /// (`config` and the R functions). Call only once the stdio guard is in
     /// place: daemons started here inherit the process's standard streams.
-    pub fn start(workers: &Robj, input_is_terminal: bool) -> std::result::Result<WorkerHost, String> {
+    pub fn start(workers: &Robj) -> std::result::Result<WorkerHost, String> {
         let config = field(&Sx::borrowed(workers), "config").map(|c| c.robj()).unwrap_or_else(|| ().into());
         let start = function(workers, "start")?;
         let state = ffi::call(&start, &[&config]).ok_or("cannot start the workers")?;
@@ -61,7 +58,6 @@ impl WorkerHost {
             stop: function(workers, "stop")?,
             running: HashMap::new(),
             next: 0,
-            input_is_terminal,
             stopped: false,
         })
     }
@@ -140,11 +136,7 @@ impl ToolHost for WorkerHost {
         }
     }
 
-    fn idle(&mut self) -> Idle {
-        if platform::take_interrupt() && self.input_is_terminal {
-            Idle::Stop
-        } else {
-            Idle::Continue
-        }
+    fn stop_requests(&self) -> StopRequests {
+        crate::serve::stop_requests()
     }
 }

@@ -119,7 +119,7 @@ const URI_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 /// A `$schema` value: the draft it names, and whether MCP clients can be
 /// expected to support it (2020-12, and draft-07 which the older MCP schema
 /// files themselves use).
-fn dialect(uri: &str) -> Option<(jsonschema::Draft, bool)> {
+pub(crate) fn dialect(uri: &str) -> Option<(jsonschema::Draft, bool)> {
     let u = uri.trim_end_matches('#');
     let u = u.strip_prefix("https://").or_else(|| u.strip_prefix("http://"))?;
     match u {
@@ -133,7 +133,7 @@ fn dialect(uri: &str) -> Option<(jsonschema::Draft, bool)> {
 }
 
 /// Never fetches anything: a check must not read files or the network.
-struct NoFetch;
+pub(crate) struct NoFetch;
 
 impl jsonschema::Retrieve for NoFetch {
     fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
@@ -410,7 +410,8 @@ fn check_schema(tool: &str, field: &str, schema: &Value, out: &mut Vec<Finding>)
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
+/// What kind of JSON value `v` is, for messages ("a string", ...).
+pub(crate) fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -8,31 +8,66 @@
 //! server sends with -32601 (this client declares no capabilities), and keeps
 //! stdout lines that are not JSON-RPC messages so they can be reported.
 //!
-//! Only `std::process` and `std::thread` are used. The one OS-specific line
-//! blocks SIGPIPE in the writer thread on Unix: a host process may turn
-//! SIGPIPE into an error that unwinds the wrong thread (R does), and a write
-//! to a server that has exited must fail with EPIPE instead.
+//! Every stdout line is read once, by the reader the server uses for client
+//! messages ([`crate::json::Doc`]): exact numbers, lone surrogates, NUL flags
+//! and [`MAX_TREE_DEPTH`] levels of nesting. An answer to the pending request
+//! that cannot be used (not UTF-8, nested deeper than the reader keeps, both
+//! `result` and `error`, neither, not JSON-RPC 2.0) ends the wait at once with
+//! [`ClientError::Protocol`] instead of being filed as a stray line.
+//!
+//! Waits are made of short slices: [`Client::begin_request`] (and the other
+//! `begin_*`) send, [`Client::step`] waits at most one slice, and
+//! [`Client::abandon`] gives up (cancelling the request). A host such as R
+//! checks for the user's interrupt between slices; the blocking methods
+//! ([`Client::request`], ...) loop over `step` for Rust callers.
+//!
+//! Memory is bounded in bytes: the read-ahead between the reader thread and
+//! the caller ([`READ_AHEAD_BYTES`] plus one line), each queue of kept
+//! messages ([`KEEP_BYTES`]), stray lines ([`STRAY_LINE_BYTES`] each), the
+//! transcript and stderr.
+//!
+//! OS-specific code (SIGPIPE in the writer thread, the server's own process
+//! group) is in [`crate::platform`].
 
+use crate::conformance::OutputSchemas;
+use crate::json::{Doc, ExactNumber, Kind, ParseError, Val, MAX_TREE_DEPTH};
+use crate::platform;
 use crate::transport::LineReader;
 use crate::version::{self, Era, VersionIndex, VERSIONS};
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The server's stderr kept in memory: the most recent bytes up to this size.
 pub const STDERR_KEEP_BYTES: usize = 1 << 20;
-/// Notifications, stray lines and server requests kept, each (oldest dropped).
-pub const KEEP_MESSAGES: usize = 10_000;
-/// Stdout lines the reader may read ahead of the caller.
-const READ_AHEAD_LINES: usize = 1024;
+/// Notifications, server requests, unmatched answers and stray lines are each
+/// kept up to this many bytes (the oldest dropped; the newest always kept).
+pub const KEEP_BYTES: usize = 1 << 20;
+/// A stray stdout line is kept up to this many bytes, then marked as cut.
+pub const STRAY_LINE_BYTES: usize = 64 << 10;
+/// The transcript keeps this many bytes; each line is cut at [`STRAY_LINE_BYTES`].
+pub const TRANSCRIPT_KEEP_BYTES: usize = 8 << 20;
+/// Bytes of stdout lines the reader thread may read ahead of the caller
+/// (it always may hold one line, however long).
+const READ_AHEAD_BYTES: usize = 1 << 20;
 /// `tools/list` pages followed at most (a server repeating a cursor stops sooner).
 const MAX_PAGES: usize = 1000;
 /// How long to wait for an exit status and the end of stderr once stdout closed.
 const EXIT_SETTLE: Duration = Duration::from_secs(2);
+/// How long the server's process group may take to empty once the server
+/// has exited (workers that notice its end: mirai's daemons and dispatcher
+/// take about a second to see the server gone and exit) before the
+/// processes still in it count as left running, and are ended.
+const GROUP_SETTLE: Duration = Duration::from_secs(3);
+/// Nesting an answer's result may have: the reader keeps [`MAX_TREE_DEPTH`]
+/// levels of the line, and the result sits one level below the message.
+pub const MAX_RESULT_DEPTH: usize = MAX_TREE_DEPTH - 1;
 
 pub const META_PROTOCOL_VERSION: &str = crate::dispatch::META_PROTOCOL_VERSION;
 pub const META_CLIENT_CAPABILITIES: &str = crate::dispatch::META_CLIENT_CAPABILITIES;
@@ -64,7 +99,8 @@ pub enum ClientError {
     Timeout { method: String, seconds: f64 },
     /// The server answered with a JSON-RPC error.
     Rpc { code: i64, message: String, data: Option<Value> },
-    /// The server broke the protocol (a malformed answer to the handshake, ...).
+    /// The server broke the protocol (an answer that cannot be read, a
+    /// malformed answer to the handshake, ...).
     Protocol(String),
     /// The handshake settled on a version this client does not speak.
     Version { requested: String, answered: String },
@@ -73,6 +109,9 @@ pub enum ClientError {
     /// The caller asked for something impossible (unknown version, params that
     /// are not an object, ...).
     Invalid(String),
+    /// A `tools/call` result that the official SDK clients reject (see
+    /// [`crate::conformance`]).
+    Output(String),
 }
 
 impl std::fmt::Display for ClientError {
@@ -93,12 +132,43 @@ impl std::fmt::Display for ClientError {
                 )
             }
             ClientError::Closed => write!(f, "the client is closed"),
-            ClientError::Invalid(e) => write!(f, "{e}"),
+            ClientError::Invalid(e) | ClientError::Output(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for ClientError {}
+
+/// A parsed answer (the whole line); its `result` is [`Answer::result`].
+#[derive(Clone)]
+pub struct Answer {
+    doc: Arc<Doc>,
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Answer({:?})", self.doc)
+    }
+}
+
+impl Answer {
+    /// The `result` member (present by construction).
+    pub fn result(&self) -> Val<'_> {
+        let root = self.doc.root();
+        root.get("result").unwrap_or(root)
+    }
+
+    /// The result as a serde value (deep markers become `null`, numbers
+    /// serde cannot hold their text), for Rust callers.
+    pub fn to_value(&self) -> Value {
+        self.result().to_value()
+    }
+
+    /// The exact line.
+    pub fn line(&self) -> &[u8] {
+        self.doc.text()
+    }
+}
 
 enum Event {
     Line(Instant, Vec<u8>),
@@ -112,17 +182,132 @@ struct StderrBuf {
     done: bool,
 }
 
-fn lock(m: &Mutex<StderrBuf>) -> MutexGuard<'_, StderrBuf> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// Bytes of stdout read ahead of the caller; the reader waits while it is
+/// over [`READ_AHEAD_BYTES`].
+#[derive(Default)]
+struct Budget {
+    bytes: usize,
+    closed: bool,
+}
+
+type SharedBudget = Arc<(Mutex<Budget>, Condvar)>;
 
 /// A line on the server's stdout that is not a JSON-RPC message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StrayLine {
     /// Milliseconds since the server was started.
     pub at_ms: f64,
-    /// The line, invalid UTF-8 replaced.
+    /// The line, invalid UTF-8 replaced, cut at [`STRAY_LINE_BYTES`] with a
+    /// marker saying how many bytes followed.
     pub text: String,
+}
+
+/// A queue bounded in bytes: the oldest items go first, the newest stays.
+struct Kept<T> {
+    items: VecDeque<(T, usize)>,
+    bytes: usize,
+    cap: usize,
+    /// Items ever pushed.
+    total: u64,
+}
+
+impl<T> Kept<T> {
+    fn new(cap: usize) -> Kept<T> {
+        Kept { items: VecDeque::new(), bytes: 0, cap, total: 0 }
+    }
+
+    fn push(&mut self, item: T, size: usize) {
+        self.items.push_back((item, size));
+        self.bytes += size;
+        self.total += 1;
+        while self.bytes > self.cap && self.items.len() > 1 {
+            if let Some((_, s)) = self.items.pop_front() {
+                self.bytes -= s;
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().map(|(t, _)| t)
+    }
+
+    fn drain(&mut self) -> Vec<T> {
+        self.bytes = 0;
+        self.items.drain(..).map(|(t, _)| t).collect()
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+        self.bytes = 0;
+    }
+}
+
+/// `bytes` as text (invalid UTF-8 replaced), cut at `max` bytes with a marker.
+fn cut_text(bytes: &[u8], max: usize) -> String {
+    if bytes.len() <= max {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let mut text = String::from_utf8_lossy(&bytes[..max]).into_owned();
+    text.push_str(&format!(" [... {} more bytes not kept]", bytes.len() - max));
+    text
+}
+
+/// A request in flight.
+#[derive(Debug)]
+struct Pending {
+    id: i64,
+    method: String,
+    timeout: Duration,
+    deadline: Instant,
+    cancellable: bool,
+}
+
+/// What a `begin_*` started and [`Client::step`] finishes.
+#[derive(Debug)]
+enum Op {
+    Request(Pending),
+    Open(Pending),
+    /// `tools/call` of `tool`, whose result is checked as SDK clients check it.
+    CallTool {
+        pending: Pending,
+        tool: String,
+    },
+    ListTools {
+        pending: Pending,
+        pages: Vec<Answer>,
+        seen: Vec<String>,
+    },
+}
+
+impl Op {
+    fn pending(&self) -> &Pending {
+        match self {
+            Op::Request(p) | Op::Open(p) | Op::CallTool { pending: p, .. } | Op::ListTools { pending: p, .. } => p,
+        }
+    }
+}
+
+/// What [`Client::step`] returns once the operation is done.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The answer to a request, or the handshake answer.
+    Answer(Answer),
+    /// Every page of `tools/list`, in order (each result has a `tools` array).
+    Pages(Vec<Answer>),
+}
+
+/// How a line that is a JSON-RPC message relates to the pending request.
+enum Sorted {
+    /// Not the answer waited for (kept or dropped as it should be).
+    Other,
+    /// The answer waited for.
+    Answer(Answer),
+    /// The answer waited for, unusable: why.
+    Unusable(String),
 }
 
 /// A running (or finished) server and the client's view of it.
@@ -130,49 +315,41 @@ pub struct Client {
     child: Child,
     writer: Option<Sender<Vec<u8>>>,
     events: Receiver<Event>,
+    budget: SharedBudget,
     stderr: Arc<Mutex<StderrBuf>>,
     started: Instant,
     eof: bool,
     exit: Option<ExitStatus>,
     closed: bool,
+    /// Whether a line arrived during the last wait.
+    arrived: bool,
+    /// Whether members of the server's process group were still running
+    /// once the server had exited (checked when closing).
+    group_left: Option<bool>,
     next_id: i64,
-    /// Ids given up on (timed out): their late answers are dropped.
-    abandoned: Vec<Value>,
+    /// Ids given up on (timed out, abandoned): their late answers are dropped.
+    abandoned: Vec<i64>,
+    op: Option<Op>,
     requested: VersionIndex,
     version: VersionIndex,
     client_info: Value,
-    opened: Option<Value>,
-    notifications: VecDeque<Value>,
-    server_requests: VecDeque<Value>,
-    stray: VecDeque<StrayLine>,
-    unmatched: VecDeque<Value>,
+    opened: Option<Answer>,
+    opened_value: Option<Value>,
+    notifications: Kept<Arc<Doc>>,
+    server_requests: Kept<Arc<Doc>>,
+    stray: Kept<StrayLine>,
+    unmatched: Kept<Arc<Doc>>,
     first_response: Option<Duration>,
-    /// The exact line of the last answer matched to a request.
-    last_response: Option<String>,
+    /// The last answer matched to a request.
+    last_response: Option<Arc<Doc>>,
     /// Every line sent (`true`) and received (`false`), when asked for.
-    transcript: Option<VecDeque<(bool, String)>>,
+    transcript: Option<Kept<(bool, String)>>,
+    /// The output schemas of the last `tools/list`, which results of
+    /// `tools/call` are checked against, as SDK clients do (when
+    /// `check_output` is on).
+    output_schemas: OutputSchemas,
+    check_output: bool,
 }
-
-fn push_bounded<T>(q: &mut VecDeque<T>, item: T) {
-    if q.len() >= KEEP_MESSAGES {
-        q.pop_front();
-    }
-    q.push_back(item);
-}
-
-#[cfg(unix)]
-fn block_sigpipe_in_this_thread() {
-    // SAFETY: plain libc calls on a local, zero-initialised signal set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
-#[cfg(not(unix))]
-fn block_sigpipe_in_this_thread() {}
 
 fn spawn_thread<F: FnOnce() + Send + 'static>(name: &str, f: F) -> Result<(), ClientError> {
     std::thread::Builder::new()
@@ -183,7 +360,7 @@ fn spawn_thread<F: FnOnce() + Send + 'static>(name: &str, f: F) -> Result<(), Cl
 }
 
 fn writer_loop(mut stdin: ChildStdin, lines: Receiver<Vec<u8>>) {
-    block_sigpipe_in_this_thread();
+    platform::block_sigpipe_in_this_thread();
     for line in lines {
         if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
             break;
@@ -192,9 +369,20 @@ fn writer_loop(mut stdin: ChildStdin, lines: Receiver<Vec<u8>>) {
     // Dropping stdin closes the pipe: end of input for the server.
 }
 
-fn stdout_loop<R: Read>(out: R, tx: SyncSender<Event>) {
+fn stdout_loop<R: Read>(out: R, tx: Sender<Event>, budget: SharedBudget) {
     let mut reader = LineReader::new(BufReader::with_capacity(1 << 16, out));
+    let (state, cv) = &*budget;
     while let Ok(Some(line)) = reader.next_line() {
+        {
+            let mut b = lock(state);
+            while b.bytes > READ_AHEAD_BYTES && !b.closed {
+                b = cv.wait(b).unwrap_or_else(|poisoned| poisoned.into_inner());
+            }
+            if b.closed {
+                return;
+            }
+            b.bytes += line.len();
+        }
         if tx.send(Event::Line(Instant::now(), line.to_vec())).is_err() {
             return;
         }
@@ -223,12 +411,21 @@ fn stderr_loop<R: Read>(mut err: R, buf: Arc<Mutex<StderrBuf>>) {
     lock(&buf).done = true;
 }
 
-/// A line that is one JSON-RPC 2.0 message object.
-fn jsonrpc_object(bytes: &[u8]) -> Option<Map<String, Value>> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(m)) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => Some(m),
-        _ => None,
-    }
+/// A parsed line that is a JSON-RPC 2.0 message object.
+fn is_jsonrpc(doc: &Doc) -> bool {
+    let root = doc.root();
+    root.is_object() && root.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0")
+}
+
+/// Whether `id` is the number `want` (compared exactly: `3`, `3.0` and `3e0` are).
+fn id_is(id: Option<Val<'_>>, want: i64) -> bool {
+    let Some(text) = id.and_then(|v| v.number_text()) else { return false };
+    ExactNumber::parse(text).is_some() && ExactNumber::parse(text) == ExactNumber::parse(&want.to_string())
+}
+
+/// The integer an id is, when it is one of ours.
+fn own_id(id: Option<Val<'_>>, abandoned: &[i64]) -> Option<usize> {
+    abandoned.iter().position(|&a| id_is(id, a))
 }
 
 /// `now + d`, or far in the future when that overflows (an "infinite" timeout).
@@ -247,20 +444,35 @@ pub fn version_index(protocol: &str) -> Result<VersionIndex, ClientError> {
     })
 }
 
-fn error_from(err: &Value) -> ClientError {
-    let code = err.get("code").and_then(Value::as_i64);
-    let message = err.get("message").and_then(Value::as_str);
+fn error_from(err: Val<'_>) -> ClientError {
+    let code = err.get("code").and_then(|c| c.number_text()).and_then(|t| t.parse::<i64>().ok());
+    let message = err.get("message").and_then(|m| m.as_str());
     match (code, message) {
         (Some(code), Some(message)) => {
-            ClientError::Rpc { code, message: message.to_string(), data: err.get("data").cloned() }
+            ClientError::Rpc { code, message: message.to_string(), data: err.get("data").map(|d| d.to_value()) }
         }
-        _ => ClientError::Protocol(format!("malformed error object: {err}")),
+        _ => ClientError::Protocol(format!("malformed error object: {}", cut_text(err.raw(), 200))),
     }
 }
 
+/// The answer to a request the server sent: this client offers nothing.
+#[derive(Serialize)]
+struct MethodNotFound<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    error: RpcErrorOut,
+}
+
+#[derive(Serialize)]
+struct RpcErrorOut {
+    code: i64,
+    message: String,
+}
+
 impl Client {
-    /// Start the server. Nothing is sent yet: call [`Client::open`] for the
-    /// handshake of the chosen protocol version.
+    /// Start the server, in a process group of its own (see
+    /// [`platform::own_process_group`]). Nothing is sent yet: call
+    /// [`Client::open`] for the handshake of the chosen protocol version.
     pub fn spawn(launch: &Launch, protocol: &str, client_info: Value) -> Result<Client, ClientError> {
         let requested = version_index(protocol)?;
         let mut cmd = Command::new(&launch.program);
@@ -274,6 +486,7 @@ impl Client {
         if let Some(dir) = &launch.cwd {
             cmd.current_dir(dir);
         }
+        platform::own_process_group(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| ClientError::Spawn(format!("{}: {e}", launch.program)))?;
         let started = Instant::now();
         let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
@@ -281,93 +494,276 @@ impl Client {
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
+                platform::end_process_group(child.id());
                 return Err(ClientError::Spawn("the child's standard streams are not pipes".into()));
             }
         };
         let (line_tx, line_rx) = mpsc::channel::<Vec<u8>>();
-        let (event_tx, event_rx) = mpsc::sync_channel::<Event>(READ_AHEAD_LINES);
+        let (event_tx, event_rx) = mpsc::channel::<Event>();
+        let budget: SharedBudget = Arc::new((Mutex::new(Budget::default()), Condvar::new()));
         let stderr_buf = Arc::new(Mutex::new(StderrBuf::default()));
         let buf = Arc::clone(&stderr_buf);
+        let reader_budget = Arc::clone(&budget);
         let threads = spawn_thread("mcplite-client-stdin", move || writer_loop(stdin, line_rx))
-            .and_then(|_| spawn_thread("mcplite-client-stdout", move || stdout_loop(stdout, event_tx)))
+            .and_then(|_| spawn_thread("mcplite-client-stdout", move || stdout_loop(stdout, event_tx, reader_budget)))
             .and_then(|_| spawn_thread("mcplite-client-stderr", move || stderr_loop(stderr, buf)));
         if let Err(e) = threads {
             let _ = child.kill();
             let _ = child.wait();
+            platform::end_process_group(child.id());
             return Err(e);
         }
         Ok(Client {
             child,
             writer: Some(line_tx),
             events: event_rx,
+            budget,
             stderr: stderr_buf,
             started,
             eof: false,
             exit: None,
             closed: false,
+            arrived: false,
+            group_left: None,
             next_id: 0,
             abandoned: Vec::new(),
+            op: None,
             requested,
             version: requested,
             client_info,
             opened: None,
-            notifications: VecDeque::new(),
-            server_requests: VecDeque::new(),
-            stray: VecDeque::new(),
-            unmatched: VecDeque::new(),
+            opened_value: None,
+            notifications: Kept::new(KEEP_BYTES),
+            server_requests: Kept::new(KEEP_BYTES),
+            stray: Kept::new(KEEP_BYTES),
+            unmatched: Kept::new(KEEP_BYTES),
             first_response: None,
             last_response: None,
             transcript: None,
+            output_schemas: OutputSchemas::default(),
+            check_output: true,
         })
     }
 
-    /// The opening exchange of the chosen version. Legacy: `initialize`, then
+    // ---- Operations in slices -------------------------------------------
+
+    /// Start the opening exchange of the chosen version (finish it with
+    /// [`Client::step`]). Legacy: `initialize`, then
     /// `notifications/initialized`; the server may choose another legacy
     /// version, which is then used. Modern: `server/discover`, which must list
-    /// the version. Returns the server's answer.
-    pub fn open(&mut self, timeout: Duration) -> Result<Value, ClientError> {
-        let asked = VERSIONS[self.requested].id;
-        let result = if VERSIONS[self.requested].era == Era::Legacy {
+    /// the version.
+    pub fn begin_open(&mut self, timeout: Duration) -> Result<(), ClientError> {
+        self.abandon();
+        let legacy = VERSIONS[self.requested].era == Era::Legacy;
+        let pending = if legacy {
             let params = json!({
-                "protocolVersion": asked,
+                "protocolVersion": VERSIONS[self.requested].id,
                 "capabilities": {},
                 "clientInfo": self.client_info,
             });
-            let result = self.raw_request("initialize", Some(params), timeout, false)?;
+            self.send_request("initialize", Some(params), timeout, false)?
+        } else {
+            self.send_request("server/discover", None, timeout, true)?
+        };
+        self.op = Some(Op::Open(pending));
+        Ok(())
+    }
+
+    /// Start any request (for the modern version, the per-request `_meta`
+    /// is added to `params`, keeping any member the caller set).
+    pub fn begin_request(&mut self, method: &str, params: Option<Value>, timeout: Duration) -> Result<(), ClientError> {
+        self.abandon();
+        let pending = self.send_request(method, params, timeout, true)?;
+        self.op = Some(Op::Request(pending));
+        Ok(())
+    }
+
+    /// Start `tools/call`. A tool error is a result with `isError: true`.
+    pub fn begin_call_tool(&mut self, name: &str, arguments: Value, timeout: Duration) -> Result<(), ClientError> {
+        if !arguments.is_object() {
+            return Err(ClientError::Invalid("tool arguments must be a JSON object".into()));
+        }
+        self.abandon();
+        let pending =
+            self.send_request("tools/call", Some(json!({"name": name, "arguments": arguments})), timeout, true)?;
+        self.op = Some(Op::CallTool { pending, tool: name.to_string() });
+        Ok(())
+    }
+
+    /// Start `tools/list`, following `nextCursor` (each page gets `timeout`).
+    pub fn begin_list_tools(&mut self, timeout: Duration) -> Result<(), ClientError> {
+        self.abandon();
+        let pending = self.send_request("tools/list", None, timeout, true)?;
+        self.op = Some(Op::ListTools { pending, pages: Vec::new(), seen: Vec::new() });
+        Ok(())
+    }
+
+    /// Whether an operation is waiting for its answer.
+    pub fn is_waiting(&self) -> bool {
+        self.op.is_some()
+    }
+
+    /// Wait at most `slice` for the operation in progress. `Ok(None)`: not
+    /// done yet, call again. Done or failed, the operation is over; a timeout
+    /// cancels the request.
+    pub fn step(&mut self, slice: Duration) -> Result<Option<Outcome>, ClientError> {
+        let Some(op) = self.op.take() else {
+            return Err(ClientError::Invalid("no request is waiting for an answer".into()));
+        };
+        let until = deadline_after(slice).min(op.pending().deadline);
+        // A server that has exited while processes it started keep its
+        // stdout open never shows end of input: once it was gone before a
+        // slice in which nothing arrived, it is treated as exited.
+        let gone = !self.is_alive();
+        match self.wait_answer(op.pending(), until) {
+            Ok(None) if gone && !self.arrived => {
+                self.abandoned.push(op.pending().id);
+                Err(self.exited())
+            }
+            Ok(None) => {
+                if Instant::now() >= op.pending().deadline {
+                    let p = op.pending();
+                    let err = ClientError::Timeout { method: p.method.clone(), seconds: p.timeout.as_secs_f64() };
+                    self.op = Some(op);
+                    self.abandon();
+                    return Err(err);
+                }
+                self.op = Some(op);
+                Ok(None)
+            }
+            Err(e) => {
+                self.abandoned.push(op.pending().id);
+                Err(e)
+            }
+            Ok(Some(answer)) => self.advance(op, answer),
+        }
+    }
+
+    /// The operation's answer arrived: finish it, or start its next request.
+    fn advance(&mut self, op: Op, answer: Answer) -> Result<Option<Outcome>, ClientError> {
+        match op {
+            Op::Request(_) => Ok(Some(Outcome::Answer(answer))),
+            Op::CallTool { tool, .. } => {
+                if self.check_output && self.output_schemas.declares(&tool) {
+                    self.output_schemas.check(&tool, &answer.result().to_value()).map_err(ClientError::Output)?;
+                }
+                Ok(Some(Outcome::Answer(answer)))
+            }
+            Op::Open(_) => {
+                self.settle_version(&answer)?;
+                self.opened_value = Some(answer.to_value());
+                self.opened = Some(answer.clone());
+                Ok(Some(Outcome::Answer(answer)))
+            }
+            Op::ListTools { pending, mut pages, mut seen } => {
+                let result = answer.result();
+                if result.get("tools").map(|t| t.kind()) != Some(Kind::Array) {
+                    return Err(ClientError::Protocol("the tools/list result has no tools array".into()));
+                }
+                let next = result.get("nextCursor").and_then(|c| c.as_str()).map(str::to_string);
+                pages.push(answer);
+                let Some(next) = next else {
+                    let tools: Vec<Value> = pages.iter().flat_map(|p| page_tools(p).map(|t| t.to_value())).collect();
+                    self.output_schemas = OutputSchemas::from_tools(&tools);
+                    return Ok(Some(Outcome::Pages(pages)));
+                };
+                if seen.contains(&next) {
+                    return Err(ClientError::Protocol(format!("tools/list repeated the cursor {next:?}")));
+                }
+                if pages.len() >= MAX_PAGES {
+                    return Err(ClientError::Protocol(format!("tools/list returned more than {MAX_PAGES} pages")));
+                }
+                let params = json!({ "cursor": next });
+                seen.push(next);
+                let pending = self.send_request("tools/list", Some(params), pending.timeout, true)?;
+                self.op = Some(Op::ListTools { pending, pages, seen });
+                Ok(None)
+            }
+        }
+    }
+
+    /// Check the handshake answer and settle the version.
+    fn settle_version(&mut self, answer: &Answer) -> Result<(), ClientError> {
+        let asked = VERSIONS[self.requested].id;
+        let result = answer.result();
+        if VERSIONS[self.requested].era == Era::Legacy {
             let answered = result
                 .get("protocolVersion")
-                .and_then(Value::as_str)
+                .and_then(|v| v.as_str())
                 .ok_or_else(|| ClientError::Protocol("the initialize result has no protocolVersion".into()))?;
             match version::lookup(answered) {
                 Some(i) if VERSIONS[i].era == Era::Legacy => self.version = i,
-                _ => {
-                    return Err(ClientError::Version { requested: asked.into(), answered: answered.into() });
-                }
+                _ => return Err(ClientError::Version { requested: asked.into(), answered: answered.into() }),
             }
-            self.notify("notifications/initialized", None)?;
-            result
+            self.notify("notifications/initialized", None)
         } else {
-            let result = self.request("server/discover", None, timeout)?;
-            let listed = result
-                .get("supportedVersions")
-                .and_then(Value::as_array)
-                .is_some_and(|v| v.iter().any(|x| x.as_str() == Some(asked)));
-            if !listed {
-                let offered = result.get("supportedVersions").map(Value::to_string).unwrap_or_else(|| "none".into());
-                return Err(ClientError::Version { requested: asked.into(), answered: offered });
+            let versions = result.get("supportedVersions");
+            let listed = versions.is_some_and(|v| v.items().any(|x| x.as_str() == Some(asked)));
+            if listed {
+                Ok(())
+            } else {
+                let offered = versions.map(|v| cut_text(v.raw(), 200)).unwrap_or_else(|| "none".into());
+                Err(ClientError::Version { requested: asked.into(), answered: offered })
             }
-            result
-        };
-        self.opened = Some(result.clone());
-        Ok(result)
+        }
     }
 
-    /// Send a request and wait for its answer. For the modern version, the
-    /// per-request `_meta` (version, empty client capabilities, client info)
-    /// is added to `params`, keeping any member the caller set.
-    pub fn request(&mut self, method: &str, params: Option<Value>, timeout: Duration) -> Result<Value, ClientError> {
-        self.raw_request(method, params, timeout, true)
+    /// Give up the operation in progress, if any: its request is cancelled
+    /// (`notifications/cancelled`, except for `initialize`) and a late answer
+    /// dropped. The client can go on.
+    pub fn abandon(&mut self) {
+        if let Some(op) = self.op.take() {
+            let p = op.pending();
+            if p.cancellable && !self.eof && !self.closed {
+                let _ = self.notify(
+                    "notifications/cancelled",
+                    Some(json!({"requestId": p.id, "reason": "The client gave up waiting."})),
+                );
+            }
+            self.abandoned.push(p.id);
+        }
     }
+
+    /// Run the operation in progress to its end.
+    fn finish(&mut self) -> Result<Outcome, ClientError> {
+        loop {
+            if let Some(outcome) = self.step(Duration::from_millis(100))? {
+                return Ok(outcome);
+            }
+        }
+    }
+
+    // ---- Blocking operations --------------------------------------------
+
+    /// The opening exchange (see [`Client::begin_open`]). Returns the server's answer.
+    pub fn open(&mut self, timeout: Duration) -> Result<Value, ClientError> {
+        self.begin_open(timeout)?;
+        self.finish()?;
+        Ok(self.opened_value.clone().unwrap_or(Value::Null))
+    }
+
+    /// Send a request and wait for its answer (see [`Client::begin_request`]).
+    pub fn request(&mut self, method: &str, params: Option<Value>, timeout: Duration) -> Result<Value, ClientError> {
+        self.begin_request(method, params, timeout)?;
+        self.finish().map(|o| outcome_value(&o))
+    }
+
+    /// All `tools` of `tools/list`, following `nextCursor`.
+    pub fn list_tools(&mut self, timeout: Duration) -> Result<Vec<Value>, ClientError> {
+        self.begin_list_tools(timeout)?;
+        match self.finish()? {
+            Outcome::Pages(pages) => Ok(pages.iter().flat_map(|p| page_tools(p).map(|t| t.to_value())).collect()),
+            Outcome::Answer(a) => Ok(vec![a.to_value()]),
+        }
+    }
+
+    /// `tools/call`. A tool error is a result with `isError: true`.
+    pub fn call_tool(&mut self, name: &str, arguments: Value, timeout: Duration) -> Result<Value, ClientError> {
+        self.begin_call_tool(name, arguments, timeout)?;
+        self.finish().map(|o| outcome_value(&o))
+    }
+
+    // ---- Sending and sorting lines --------------------------------------
 
     fn with_meta(&self, params: Option<Value>) -> Result<Option<Value>, ClientError> {
         let modern = VERSIONS[self.version].era == Era::Modern;
@@ -389,50 +785,71 @@ impl Client {
         Ok(Some(Value::Object(map)))
     }
 
-    fn raw_request(
+    fn send_request(
         &mut self,
         method: &str,
         params: Option<Value>,
         timeout: Duration,
         cancellable: bool,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Pending, ClientError> {
         let params = self.with_meta(params)?;
-        let id = Value::from(self.next_id);
+        let id = self.next_id;
         self.next_id += 1;
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(p) = params {
             msg["params"] = p;
         }
         self.send(&msg)?;
-        let deadline = deadline_after(timeout);
+        Ok(Pending { id, method: method.to_string(), timeout, deadline: deadline_after(timeout), cancellable })
+    }
+
+    /// Read lines until the answer to `p` arrives or `until` passes (`None`).
+    fn wait_answer(&mut self, p: &Pending, until: Instant) -> Result<Option<Answer>, ClientError> {
+        self.arrived = false;
         loop {
-            let now = Instant::now();
-            if now >= deadline {
-                if cancellable && !self.eof {
-                    let _ = self.notify(
-                        "notifications/cancelled",
-                        Some(json!({"requestId": id, "reason": "The client timed out."})),
-                    );
-                }
-                self.abandoned.push(id);
-                return Err(ClientError::Timeout { method: method.into(), seconds: timeout.as_secs_f64() });
-            }
             if self.eof {
                 return Err(self.exited());
             }
-            match self.events.recv_timeout(deadline - now) {
+            let now = Instant::now();
+            let event = if now >= until {
+                match self.events.try_recv() {
+                    Ok(e) => Ok(e),
+                    Err(TryRecvError::Empty) => return Ok(None),
+                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                }
+            } else {
+                self.events.recv_timeout(until - now)
+            };
+            match event {
                 Ok(Event::Line(at, bytes)) => {
-                    if let Some(response) = self.take_line(at, &bytes, Some(&id)) {
-                        return match response.get("error") {
-                            Some(err) => Err(error_from(err)),
-                            None => Ok(response.get("result").cloned().unwrap_or(Value::Null)),
-                        };
+                    self.released(bytes.len());
+                    self.arrived = true;
+                    match self.take_line(at, bytes, Some(p)) {
+                        Sorted::Other => {}
+                        Sorted::Unusable(why) => {
+                            return Err(ClientError::Protocol(format!("the answer to {} {why}", p.method)))
+                        }
+                        Sorted::Answer(answer) => {
+                            let root = answer.doc.root();
+                            if let Some(err) = root.get("error") {
+                                return Err(error_from(err));
+                            }
+                            return Ok(Some(answer));
+                        }
                     }
                 }
                 Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
             }
         }
+    }
+
+    /// The caller took `n` bytes off the read-ahead.
+    fn released(&self, n: usize) {
+        let (state, cv) = &*self.budget;
+        let mut b = lock(state);
+        b.bytes = b.bytes.saturating_sub(n);
+        cv.notify_all();
     }
 
     /// Send a notification (the modern `_meta` is not added: notifications
@@ -455,105 +872,177 @@ impl Client {
         if self.eof {
             return Err(self.exited());
         }
-        if self.write_line(msg) {
+        if self.write_line(msg.to_string()) {
             Ok(())
         } else {
             Err(self.exited())
         }
     }
 
-    fn record(&mut self, sent: bool, line: &str) {
+    fn record(&mut self, sent: bool, line: &[u8]) {
         if let Some(t) = &mut self.transcript {
-            push_bounded(t, (sent, line.to_string()));
+            let text = cut_text(line, STRAY_LINE_BYTES);
+            let size = text.len();
+            t.push((sent, text), size);
         }
     }
 
-    /// Sort one stdout line. Returns it when it is the response to `want`.
-    fn take_line(&mut self, at: Instant, bytes: &[u8], want: Option<&Value>) -> Option<Value> {
+    fn keep_stray(&mut self, at_ms: f64, bytes: &[u8]) {
+        let text = cut_text(bytes, STRAY_LINE_BYTES);
+        let size = text.len();
+        self.stray.push(StrayLine { at_ms, text }, size);
+    }
+
+    /// Sort one stdout line, read once. Returns what it is to `want`.
+    fn take_line(&mut self, at: Instant, mut bytes: Vec<u8>, want: Option<&Pending>) -> Sorted {
         let elapsed = at.saturating_duration_since(self.started);
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
         if self.transcript.is_some() {
-            self.record(false, &String::from_utf8_lossy(bytes));
+            self.record(false, &bytes);
         }
         let at_ms = elapsed.as_secs_f64() * 1000.0;
-        let msg = match jsonrpc_object(bytes) {
-            Some(m) => m,
-            None => {
+        let (doc, not_utf8) = match Doc::try_parse(bytes) {
+            Ok(doc) => (doc, None),
+            Err((ParseError::NotUtf8 { at }, bytes)) => {
+                // Read the replaced text to see what the line was meant to be.
+                match Doc::try_parse(String::from_utf8_lossy(&bytes).into_owned().into_bytes()) {
+                    Ok(doc) => (doc, Some(at)),
+                    Err((_, _)) => {
+                        self.keep_stray(at_ms, &bytes);
+                        return Sorted::Other;
+                    }
+                }
+            }
+            Err((_, bytes)) => {
                 // Text printed without a newline runs into the next message:
                 // keep the text as stray and still read the message behind it.
-                let glued = bytes
-                    .iter()
-                    .position(|&b| b == b'{')
-                    .filter(|&i| i > 0)
-                    .and_then(|i| jsonrpc_object(&bytes[i..]).map(|m| (i, m)));
-                let (stray_end, msg) = match glued {
-                    Some((i, m)) => (i, Some(m)),
-                    None => (bytes.len(), None),
+                let glued = match bytes.iter().position(|&b| b == b'{').filter(|&i| i > 0) {
+                    Some(i) => match Doc::parse(bytes[i..].to_vec()) {
+                        Ok(doc) if is_jsonrpc(&doc) => Some((i, doc)),
+                        _ => None,
+                    },
+                    None => None,
                 };
-                let text = String::from_utf8_lossy(&bytes[..stray_end]).into_owned();
-                push_bounded(&mut self.stray, StrayLine { at_ms, text });
-                msg?
+                match glued {
+                    Some((i, doc)) => {
+                        self.keep_stray(at_ms, &bytes[..i]);
+                        (doc, None)
+                    }
+                    None => {
+                        self.keep_stray(at_ms, &bytes);
+                        return Sorted::Other;
+                    }
+                }
             }
         };
-        let id = msg.get("id").cloned();
-        if msg.get("method").is_some_and(Value::is_string) {
-            match id {
-                Some(id) => {
-                    // A request from the server: this client offers nothing.
-                    let method = msg.get("method").and_then(Value::as_str).unwrap_or_default();
-                    let answer = json!({
-                        "jsonrpc": "2.0",
-                        "id": id,
-                        "error": {"code": -32601, "message": format!("Method not found: {method}")},
-                    });
-                    // A writer that is gone shows as end of input on the next read.
-                    self.write_line(&answer);
-                    push_bounded(&mut self.server_requests, Value::Object(msg));
-                }
-                None => push_bounded(&mut self.notifications, Value::Object(msg)),
-            }
-            return None;
-        }
-        if msg.contains_key("result") != msg.contains_key("error") {
+        self.sort_message(doc, not_utf8, at_ms, elapsed, want)
+    }
+
+    fn sort_message(
+        &mut self,
+        doc: Doc,
+        not_utf8: Option<usize>,
+        at_ms: f64,
+        elapsed: Duration,
+        want: Option<&Pending>,
+    ) -> Sorted {
+        let root = doc.root();
+        let wanted = want.filter(|p| root.is_object() && id_is(root.get("id"), p.id));
+        let has_result = root.is_object() && root.get("result").is_some();
+        let has_error = root.is_object() && root.get("error").is_some();
+        // The answer waited for: a JSON-RPC message with its id, or any
+        // object with its id and a result or an error (a JSON record that
+        // merely has an "id" is stray output).
+        let answer_like = is_jsonrpc(&doc) || has_result || has_error;
+        if wanted.is_some() && answer_like && root.get("method").is_none() {
+            let why = if let Some(at) = not_utf8 {
+                Some(format!("is not valid UTF-8 (byte {at})"))
+            } else if !is_jsonrpc(&doc) {
+                Some("is not a JSON-RPC 2.0 message (it lacks \"jsonrpc\": \"2.0\")".to_string())
+            } else if has_result && has_error {
+                Some("has both a result and an error".to_string())
+            } else if !has_result && !has_error {
+                Some("has neither a result nor an error".to_string())
+            } else if root.contains_deep() {
+                Some(format!("is nested deeper than {MAX_RESULT_DEPTH} levels, more than this client reads"))
+            } else {
+                None
+            };
             if self.first_response.is_none() {
                 self.first_response = Some(elapsed);
             }
-            if let (Some(want), Some(id)) = (want, &id) {
-                if want == id {
-                    self.last_response = Some(String::from_utf8_lossy(bytes).into_owned());
-                    return Some(Value::Object(msg));
-                }
+            if let Some(why) = why {
+                return Sorted::Unusable(why);
             }
-            if let Some(id) = &id {
-                if let Some(pos) = self.abandoned.iter().position(|a| a == id) {
-                    self.abandoned.swap_remove(pos);
-                    return None;
-                }
-            }
-            push_bounded(&mut self.unmatched, Value::Object(msg));
-            return None;
+            let doc = Arc::new(doc);
+            self.last_response = Some(Arc::clone(&doc));
+            return Sorted::Answer(Answer { doc });
         }
-        let text = String::from_utf8_lossy(bytes).into_owned();
-        push_bounded(&mut self.stray, StrayLine { at_ms, text });
-        None
+        if !is_jsonrpc(&doc) {
+            self.keep_stray(at_ms, doc.text());
+            return Sorted::Other;
+        }
+        let size = doc.heap_size();
+        let id = root.get("id");
+        if root.get("method").is_some_and(|m| m.is_string()) {
+            match id {
+                Some(id) => {
+                    // A request from the server: this client offers nothing.
+                    let method = root.get("method").and_then(|m| m.as_str()).unwrap_or_default();
+                    if let Ok(raw) = RawValue::from_string(id.raw_str().to_string()) {
+                        let answer = MethodNotFound {
+                            jsonrpc: "2.0",
+                            id: &raw,
+                            error: RpcErrorOut { code: -32601, message: format!("Method not found: {method}") },
+                        };
+                        // A writer that is gone shows as end of input on the next read.
+                        if let Ok(text) = serde_json::to_string(&answer) {
+                            self.write_line(text);
+                        }
+                    }
+                    self.server_requests.push(Arc::new(doc), size);
+                }
+                None => self.notifications.push(Arc::new(doc), size),
+            }
+            return Sorted::Other;
+        }
+        if has_result || has_error {
+            if self.first_response.is_none() {
+                self.first_response = Some(elapsed);
+            }
+            if let Some(pos) = own_id(id, &self.abandoned) {
+                self.abandoned.swap_remove(pos);
+                return Sorted::Other;
+            }
+            self.unmatched.push(Arc::new(doc), size);
+            return Sorted::Other;
+        }
+        self.keep_stray(at_ms, doc.text());
+        Sorted::Other
     }
 
-    /// Record `msg` and hand it to the writer thread as one line; false when
+    /// Record `text` and hand it to the writer thread as one line; false when
     /// the writer is gone.
-    fn write_line(&mut self, msg: &Value) -> bool {
-        let text = msg.to_string();
-        self.record(true, &text);
+    fn write_line(&mut self, text: String) -> bool {
+        self.record(true, text.as_bytes());
         let mut line = text.into_bytes();
         line.push(b'\n');
         matches!(&self.writer, Some(w) if w.send(line).is_ok())
     }
 
-    /// Read whatever the server has written so far, without waiting.
+    /// Read whatever the server has written so far, without waiting. While
+    /// an operation waits, lines stay queued for [`Client::step`].
     pub fn poll(&mut self) {
+        if self.op.is_some() {
+            return;
+        }
         loop {
             match self.events.try_recv() {
                 Ok(Event::Line(at, bytes)) => {
-                    self.take_line(at, &bytes, None);
+                    self.released(bytes.len());
+                    self.take_line(at, bytes, None);
                 }
                 Ok(Event::Eof) | Err(TryRecvError::Disconnected) => {
                     self.eof = true;
@@ -581,66 +1070,61 @@ impl Client {
         ClientError::Exited { status: self.exit.and_then(|s| s.code()), how: self.exit.map(|s| s.to_string()) }
     }
 
-    /// All `tools` of `tools/list`, following `nextCursor`.
-    pub fn list_tools(&mut self, timeout: Duration) -> Result<Vec<Value>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen: Vec<String> = Vec::new();
-        for _ in 0..MAX_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let result = self.request("tools/list", params, timeout)?;
-            match result.get("tools") {
-                Some(Value::Array(page)) => tools.extend(page.iter().cloned()),
-                _ => return Err(ClientError::Protocol("the tools/list result has no tools array".into())),
-            }
-            match result.get("nextCursor") {
-                Some(Value::String(next)) => {
-                    if seen.contains(next) {
-                        return Err(ClientError::Protocol(format!("tools/list repeated the cursor {next:?}")));
-                    }
-                    seen.push(next.clone());
-                    cursor = Some(next.clone());
-                }
-                _ => return Ok(tools),
-            }
-        }
-        Err(ClientError::Protocol(format!("tools/list returned more than {MAX_PAGES} pages")))
+    /// Whether `tools/call` results are checked against the output schemas
+    /// of the last `tools/list` (on by default).
+    pub fn set_check_output(&mut self, on: bool) {
+        self.check_output = on;
     }
 
-    /// `tools/call`. A tool error is a result with `isError: true`.
-    pub fn call_tool(&mut self, name: &str, arguments: Value, timeout: Duration) -> Result<Value, ClientError> {
-        if !arguments.is_object() {
-            return Err(ClientError::Invalid("tool arguments must be a JSON object".into()));
-        }
-        self.request("tools/call", Some(json!({"name": name, "arguments": arguments})), timeout)
-    }
+    // ---- What was kept --------------------------------------------------
 
-    /// Notifications received so far (logging, progress, ...); `clear` forgets them.
-    pub fn notifications(&mut self, clear: bool) -> Vec<Value> {
+    /// Notifications received so far (logging, progress, ...), the most
+    /// recent [`KEEP_BYTES`]; `clear` forgets them.
+    pub fn notification_docs(&mut self, clear: bool) -> Vec<Arc<Doc>> {
         self.poll();
-        let out: Vec<Value> = self.notifications.iter().cloned().collect();
+        let out: Vec<Arc<Doc>> = self.notifications.iter().cloned().collect();
         if clear {
             self.notifications.clear();
         }
         out
     }
 
+    /// [`Client::notification_docs`] as serde values.
+    pub fn notifications(&mut self, clear: bool) -> Vec<Value> {
+        self.notification_docs(clear).iter().map(|d| d.root().to_value()).collect()
+    }
+
     /// Requests the server sent (each answered with -32601).
-    pub fn server_requests(&mut self) -> Vec<Value> {
+    pub fn server_request_docs(&mut self) -> Vec<Arc<Doc>> {
         self.poll();
         self.server_requests.iter().cloned().collect()
     }
 
+    pub fn server_requests(&mut self) -> Vec<Value> {
+        self.server_request_docs().iter().map(|d| d.root().to_value()).collect()
+    }
+
     /// Responses whose id matched no pending request.
-    pub fn unmatched(&mut self) -> Vec<Value> {
+    pub fn unmatched_docs(&mut self) -> Vec<Arc<Doc>> {
         self.poll();
         self.unmatched.iter().cloned().collect()
     }
 
-    /// Lines on stdout that were not JSON-RPC messages.
+    pub fn unmatched(&mut self) -> Vec<Value> {
+        self.unmatched_docs().iter().map(|d| d.root().to_value()).collect()
+    }
+
+    /// Lines on stdout that were not JSON-RPC messages (the most recent
+    /// [`KEEP_BYTES`]).
     pub fn stray_lines(&mut self) -> Vec<StrayLine> {
         self.poll();
         self.stray.iter().cloned().collect()
+    }
+
+    /// How many stray lines arrived in all, the ones no longer kept included.
+    pub fn stray_count(&mut self) -> u64 {
+        self.poll();
+        self.stray.total
     }
 
     /// What the server wrote on stderr so far (the most recent
@@ -670,17 +1154,28 @@ impl Client {
 
     /// The handshake answer (`InitializeResult` or `DiscoverResult`).
     pub fn opened(&self) -> Option<&Value> {
+        self.opened_value.as_ref()
+    }
+
+    /// The handshake answer as read.
+    pub fn opened_answer(&self) -> Option<&Answer> {
         self.opened.as_ref()
     }
 
     /// The exact line of the last answer to one of this client's requests.
     pub fn last_response(&self) -> Option<&str> {
+        self.last_response.as_ref().and_then(|d| std::str::from_utf8(d.text()).ok())
+    }
+
+    /// The last answer to one of this client's requests, as read.
+    pub fn last_response_doc(&self) -> Option<&Doc> {
         self.last_response.as_deref()
     }
 
     /// Start (or stop) keeping every line sent and received.
     pub fn set_transcript(&mut self, on: bool) {
-        self.transcript = if on { Some(self.transcript.take().unwrap_or_default()) } else { None };
+        self.transcript =
+            if on { Some(self.transcript.take().unwrap_or_else(|| Kept::new(TRANSCRIPT_KEEP_BYTES))) } else { None };
     }
 
     /// The lines sent (`true`) and received (`false`) since the last call,
@@ -688,7 +1183,7 @@ impl Client {
     pub fn take_transcript(&mut self) -> Vec<(bool, String)> {
         self.poll();
         match &mut self.transcript {
-            Some(t) => t.drain(..).collect(),
+            Some(t) => t.drain(),
             None => Vec::new(),
         }
     }
@@ -727,33 +1222,141 @@ impl Client {
         self.exit.map(|s| (s.code(), s.to_string()))
     }
 
-    /// Close the server's stdin (the graceful end of a stdio session), wait
-    /// up to `grace` for it to exit, then kill it; always reap it. Idempotent.
-    /// Returns the exit status.
-    pub fn close(&mut self, grace: Duration) -> Option<(Option<i32>, String)> {
+    /// Whether processes of the server's group were still running after the
+    /// server itself had exited (known once closed; they were ended then).
+    pub fn group_left_running(&self) -> Option<bool> {
+        self.group_left
+    }
+
+    // ---- Closing --------------------------------------------------------
+
+    /// Begin closing: abandon any operation and close the server's stdin
+    /// (the graceful end of a stdio session). Idempotent.
+    pub fn begin_close(&mut self) {
         if !self.closed {
+            self.abandon();
             self.closed = true;
             self.poll();
             self.writer = None;
-            let deadline = deadline_after(grace);
-            while self.exit.is_none() {
-                match self.child.try_wait() {
-                    Ok(Some(status)) => self.exit = Some(status),
-                    Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-                    Ok(None) | Err(_) => {
-                        let _ = self.child.kill();
-                        self.exit = self.child.wait().ok();
-                        break;
-                    }
+        }
+    }
+
+    /// Wait at most `slice` for the server to exit after [`Client::begin_close`];
+    /// true once it has (its group is then ended).
+    pub fn close_step(&mut self, slice: Duration) -> bool {
+        let until = deadline_after(slice);
+        loop {
+            if self.exit.is_some() {
+                self.end_group();
+                return true;
+            }
+            match self.child.try_wait() {
+                Ok(Some(status)) => self.exit = Some(status),
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+                Ok(None) => return false,
+                Err(_) => {
+                    self.kill();
+                    return true;
                 }
             }
+        }
+    }
+
+    /// Kill the server and its process group now, and reap it.
+    pub fn kill(&mut self) {
+        self.begin_close();
+        if self.exit.is_none() {
+            let _ = self.child.kill();
+            self.exit = self.child.wait().ok();
+        }
+        self.end_group();
+    }
+
+    /// Note whether the server's group outlived it, then end the group and
+    /// let the reader thread go.
+    fn end_group(&mut self) {
+        if self.group_left.is_none() {
+            let leader = self.child.id();
+            let until = Instant::now() + GROUP_SETTLE;
+            let mut alive = platform::process_group_alive(leader);
+            while alive && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+                alive = platform::process_group_alive(leader);
+            }
+            self.group_left = Some(alive);
+            if alive {
+                platform::end_process_group(leader);
+            }
+        }
+        let (state, cv) = &*self.budget;
+        lock(state).closed = true;
+        cv.notify_all();
+    }
+
+    /// Close the server's stdin, wait up to `grace` for it to exit, then kill
+    /// it; always reap it and end its process group. Idempotent. Returns the
+    /// exit status.
+    pub fn close(&mut self, grace: Duration) -> Option<(Option<i32>, String)> {
+        self.begin_close();
+        if !self.close_step(grace) {
+            self.kill();
         }
         self.exit.map(|s| (s.code(), s.to_string()))
     }
 }
 
+fn outcome_value(o: &Outcome) -> Value {
+    match o {
+        Outcome::Answer(a) => a.to_value(),
+        Outcome::Pages(pages) => Value::Array(pages.iter().map(Answer::to_value).collect()),
+    }
+}
+
+/// The tools of one `tools/list` page.
+pub fn page_tools(page: &Answer) -> impl Iterator<Item = Val<'_>> {
+    page.result().get("tools").into_iter().flat_map(|t| t.items())
+}
+
 impl Drop for Client {
     fn drop(&mut self) {
         self.close(Duration::from_millis(200));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_queues_are_bounded_in_bytes_and_keep_the_newest() {
+        let mut q: Kept<u32> = Kept::new(10);
+        for i in 0..5 {
+            q.push(i, 4);
+        }
+        assert_eq!(q.iter().copied().collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(q.total, 5);
+        q.push(9, 100);
+        assert_eq!(q.iter().copied().collect::<Vec<_>>(), vec![9], "one item over the cap is still kept");
+        assert_eq!(q.drain(), vec![9]);
+        assert_eq!(q.bytes, 0);
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_a_marker() {
+        assert_eq!(cut_text(b"abc", 3), "abc");
+        assert_eq!(cut_text(b"abcdef", 3), "abc [... 3 more bytes not kept]");
+        assert_eq!(cut_text(b"a\xffb", 10), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn ids_compare_exactly() {
+        let doc = |s: &str| Doc::parse(s.as_bytes().to_vec()).expect("json");
+        for (text, want) in [("3", true), ("3.0", true), ("30e-1", true), ("\"3\"", false), ("4", false)] {
+            let d = doc(&format!(r#"{{"id":{text}}}"#));
+            assert_eq!(id_is(d.root().get("id"), 3), want, "{text}");
+        }
+        let big = doc(r#"{"id":9223372036854775808}"#);
+        assert!(!id_is(big.root().get("id"), i64::MAX));
+        assert!(!id_is(None, 3));
     }
 }

@@ -68,12 +68,15 @@ pub enum Started<V> {
 pub struct CallContext {
     /// W3C traceparent of the request's span, when tracing.
     pub traceparent: Option<String>,
-    /// The answer to write if the tool ends the process (R's `quit()`).
-    pub ended: Ended,
+    /// The request's id: the host marks the call running while its tool
+    /// runs, so its exit hook can tell that call's owed answer from the rest
+    /// (see [`take_owed`]).
+    pub id: RequestId,
 }
 
-/// What to answer if a tool ends the process: R will not come back to the
-/// core, so the host keeps this and writes [`Ended::line`] from its exit hook.
+/// What to answer if the process ends before a call is answered: R will not
+/// come back to the core, so the host's exit hook writes [`Ended::line`] (the
+/// call whose tool ended R) or [`Ended::unanswered_line`] (every other call).
 #[derive(Clone, Debug)]
 pub struct Ended {
     id: RequestId,
@@ -88,6 +91,52 @@ impl Ended {
         let message = format!("Tool {} ended the R process (it called quit()); the server has stopped.", self.tool);
         answer_line::<V>(&self.id, self.version, &CallResult::tool_error(message), &self.server_info)
     }
+
+    /// The answer line for a call that was not the one running when the
+    /// process ended (another call's result was being converted, or this
+    /// one ran on a worker).
+    pub fn unanswered_line<V: RValue>(&self) -> Vec<u8> {
+        let message = format!(
+            "The server's R process ended (R code called quit()) before tool {} was answered; the server has stopped.",
+            self.tool
+        );
+        answer_line::<V>(&self.id, self.version, &CallResult::tool_error(message), &self.server_info)
+    }
+
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+}
+
+/// Every tool call read and not yet answered, for a host whose process can
+/// end under the core (R's `quit()`, in a tool or in R code the serializer
+/// calls while converting a result): its exit hook writes their answers, so
+/// each request still gets exactly one. The service layer owes a call when
+/// dispatch starts it and settles it when the answer is written or dropped.
+static OWED: std::sync::Mutex<Vec<Ended>> = std::sync::Mutex::new(Vec::new());
+
+fn owed() -> std::sync::MutexGuard<'static, Vec<Ended>> {
+    OWED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn owe(ended: Ended) {
+    owed().push(ended);
+}
+
+/// The call with this id has its answer (written, or not wanted).
+pub fn settle(id: &RequestId) {
+    let mut owed = owed();
+    if owed.is_empty() {
+        return;
+    }
+    if let Some(pos) = owed.iter().position(|e| e.id.key() == id.key()) {
+        owed.swap_remove(pos);
+    }
+}
+
+/// Takes every call still owed an answer (the exit hook's list).
+pub fn take_owed() -> Vec<Ended> {
+    std::mem::take(&mut *owed())
 }
 
 thread_local! {
@@ -122,14 +171,6 @@ fn answer_line<V: RValue>(id: &RequestId, v: VersionIndex, result: &CallResult<V
     line
 }
 
-/// The host's answer to an idle moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Idle {
-    Continue,
-    /// Stop serving (someone pressed Ctrl-C at a terminal).
-    Stop,
-}
-
 /// Runs tools: the only way the core reaches R.
 pub trait ToolHost {
     /// What runs a tool (an R function).
@@ -145,9 +186,49 @@ pub trait ToolHost {
     }
     /// Stop a running call; nothing is answered for it.
     fn cancel(&mut self, _task: TaskId) {}
-    /// Called while there is nothing to do.
-    fn idle(&mut self) -> Idle {
-        Idle::Continue
+    /// The requests to stop (signals, console events) since serving began;
+    /// looked at between messages.
+    fn stop_requests(&self) -> StopRequests {
+        StopRequests::default()
+    }
+}
+
+/// Requests to stop serving since it began. The first request of any kind
+/// winds serving down as end of input does; a request to terminate that
+/// arrives while it winds down ends that at once (the usual SIGTERM after a
+/// SIGINT or an end of input, or a second SIGTERM). More interrupts change
+/// nothing, so a burst of SIGINTs stops the server once, cleanly.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StopRequests {
+    /// Every request: SIGINT, SIGTERM, SIGHUP (console events on Windows).
+    pub any: u32,
+    /// Those that ask to terminate: SIGTERM, SIGHUP (close, logoff, shutdown).
+    pub terminate: u32,
+}
+
+/// A host that runs nothing: every call is answered with a tool error saying
+/// the server stopped. Serves what is left once winding down is cut short.
+pub struct Stopped<'a, H>(pub &'a mut H);
+
+/// The tool error for a call the server did not run or did not wait for.
+pub fn stopped_message(tool: &str, started: bool) -> String {
+    if started {
+        format!("The server stopped before tool {tool} finished.")
+    } else {
+        format!("The server stopped before tool {tool} could run.")
+    }
+}
+
+impl<H: ToolHost> ToolHost for Stopped<'_, H> {
+    type Fun = H::Fun;
+    type Value = H::Value;
+
+    fn call(&mut self, tool: &Tool<H::Fun>, _: Option<Val<'_>>, _: CallContext) -> Started<H::Value> {
+        Started::Done(Finished::Failed(stopped_message(&tool.def.name, false)))
+    }
+
+    fn stop_requests(&self) -> StopRequests {
+        self.0.stop_requests()
     }
 }
 
@@ -432,7 +513,8 @@ impl<F> Server<F> {
             Ok(()) => {
                 let ended =
                     Ended { id: id.clone(), version: v, tool: name.to_string(), server_info: self.server_info.clone() };
-                match host.call(tool, arguments, CallContext { traceparent, ended }) {
+                owe(ended);
+                match host.call(tool, arguments, CallContext { traceparent, id: id.clone() }) {
                     Started::Done(f) => f,
                     Started::Running(task) => {
                         return Reply::Pending(Pending { task, id, version: v, tool: name.to_string() })

@@ -89,14 +89,21 @@ impl fmt::Debug for Doc {
 impl Doc {
     /// Parse one message. The bytes become part of the document.
     pub fn parse(line: Vec<u8>) -> Result<Doc, ParseError> {
+        Doc::try_parse(line).map_err(|(e, _)| e)
+    }
+
+    /// [`Doc::parse`], handing the bytes back when they are not JSON.
+    pub fn try_parse(line: Vec<u8>) -> Result<Doc, (ParseError, Vec<u8>)> {
         if line.len() >= u32::MAX as usize {
-            return Err(ParseError::TooLarge);
+            return Err((ParseError::TooLarge, line));
         }
         if let Err(e) = std::str::from_utf8(&line) {
-            return Err(ParseError::NotUtf8 { at: e.valid_up_to() });
+            return Err((ParseError::NotUtf8 { at: e.valid_up_to() }, line));
         }
-        let (nodes, arena) = Parser::new(&line).run()?;
-        Ok(Doc { line, arena, nodes })
+        match Parser::new(&line).run() {
+            Ok((nodes, arena)) => Ok(Doc { line, arena, nodes }),
+            Err(e) => Err((e, line)),
+        }
     }
 
     pub fn root(&self) -> Val<'_> {
@@ -106,6 +113,11 @@ impl Doc {
     /// The whole line as received.
     pub fn text(&self) -> &[u8] {
         &self.line
+    }
+
+    /// Bytes of memory the document holds (line, decoded strings, nodes).
+    pub fn heap_size(&self) -> usize {
+        self.line.capacity() + self.arena.capacity() + self.nodes.capacity() * std::mem::size_of::<Node>()
     }
 }
 

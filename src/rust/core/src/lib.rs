@@ -6,9 +6,12 @@
 
 pub mod check;
 pub mod client;
+pub mod config_file;
+pub mod conformance;
 pub mod dispatch;
 pub mod envelope;
 pub mod json;
+pub mod platform;
 pub mod projection;
 pub mod r;
 pub mod requests;

@@ -10,7 +10,9 @@
 //! thread (the R thread); a host that runs tools elsewhere (workers) answers
 //! them as they finish.
 
-use crate::dispatch::{Answer, Facts, Idle, Pending, Reply, Server, ToolHost};
+use crate::dispatch::{
+    stopped_message, Answer, Facts, Finished, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
+};
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
@@ -23,10 +25,11 @@ use std::time::{Duration, Instant};
 /// How many lines the reader thread may read ahead of the handler.
 pub const READ_AHEAD: usize = 1024;
 
-/// How often an idle server asks its host whether to go on (interrupts).
-const IDLE_TICK: Duration = Duration::from_millis(100);
+/// How often an idle server asks its host whether it was asked to stop.
+const IDLE_TICK: Duration = Duration::from_millis(50);
 
-/// How long calls still running at end of input may take to finish.
+/// How long serving may take to wind down (at end of input or when asked to
+/// stop): calls still running may finish, queued ones run, within this.
 pub const END_GRACE: Duration = Duration::from_secs(10);
 
 /// While calls run on workers, the server waits for input between looks at
@@ -44,7 +47,8 @@ pub enum Ending {
     EndOfInput,
     /// The client closed our standard output.
     OutputClosed,
-    /// The host asked to stop (Ctrl-C at a terminal).
+    /// The server was asked to stop (a signal: SIGINT, SIGTERM, SIGHUP, or a
+    /// console event on Windows).
     Stopped,
 }
 
@@ -107,6 +111,8 @@ pub struct Session<'a, W: Write, H: ToolHost> {
     telemetry: &'a mut Telemetry,
     cancelled: Cancelled,
     running: Vec<Running>,
+    /// Winding down was cut short: tool calls are answered without running.
+    refuse_calls: bool,
 }
 
 impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
@@ -119,6 +125,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             telemetry,
             cancelled: Arc::new(Mutex::new(HashSet::new())),
             running: Vec::new(),
+            refuse_calls: false,
         }
     }
 
@@ -158,7 +165,11 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 let traceparent = self.telemetry.traceparent(&span);
                 let reply = {
                     let _current = self.telemetry.enter(&span);
-                    handle_guarded(self.server, &msg, self.host, traceparent)
+                    if self.refuse_calls {
+                        handle_guarded(self.server, &msg, &mut Stopped(&mut *self.host), traceparent)
+                    } else {
+                        handle_guarded(self.server, &msg, self.host, traceparent)
+                    }
                 };
                 match reply {
                     Reply::Answer(answer) => self.deliver(span, msg.id.as_ref(), answer),
@@ -190,18 +201,43 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             diag(&format!("mcplite: tool {tool} failed: {first}{more}"));
         }
         self.telemetry.end(span, &answer.facts);
+        let settle = |id: Option<&RequestId>| {
+            if let (Some(id), Some(_)) = (id, &answer.facts.tool) {
+                crate::dispatch::settle(id);
+            }
+        };
         if id.is_some_and(|id| lock(&self.cancelled).contains(id.key())) {
+            settle(id);
             return;
         }
+        settle(id);
         self.write(answer.line);
     }
 
-    /// Give up on calls still running (end of input took too long).
+    /// Stop waiting for calls still running (winding down took too long or
+    /// was cut short): each gets the tool error saying the server stopped.
     fn abandon_running(&mut self) {
         for r in std::mem::take(&mut self.running) {
             self.host.cancel(r.pending.task);
-            self.telemetry.end(r.span, &Facts { version: Some(r.pending.version), ..Default::default() });
+            let failed = Finished::<H::Value>::Failed(stopped_message(&r.pending.tool, true));
+            let answer = self.server.finish(&r.pending.id, r.pending.version, &r.pending.tool, failed);
+            self.deliver(r.span, Some(&r.pending.id), answer);
         }
+    }
+}
+
+/// Where serving is: reading, or winding down (no more input is read) since
+/// `since` for `why`, cut short by a request to terminate beyond the
+/// `terminate` requests there were when it began.
+#[derive(Clone, Copy)]
+enum Phase {
+    Reading,
+    WindingDown { why: Ending, since: Instant, terminate: u32 },
+}
+
+impl Phase {
+    fn winding_down(why: Ending, requests: StopRequests) -> Phase {
+        Phase::WindingDown { why, since: Instant::now(), terminate: requests.terminate }
     }
 }
 
@@ -220,22 +256,36 @@ where
 {
     let mut s = Session::new(output, server, host, telemetry);
     let rx = spawn_reader(input, s.cancelled.clone())?;
-    let mut end_of_input: Option<Instant> = None;
+    let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
     loop {
         if s.output_closed {
             return Ok(Ending::OutputClosed);
         }
-        if let Some(since) = end_of_input {
+        let requests = s.host.stop_requests();
+        if let Phase::WindingDown { why, since, terminate } = phase {
             // Calls still running finish and are answered, within a bound.
             if s.running.is_empty() {
-                return Ok(Ending::EndOfInput);
+                return Ok(why);
             }
-            if since.elapsed() > END_GRACE {
+            if requests.terminate > terminate || since.elapsed() > END_GRACE {
                 s.abandon_running();
-                return Ok(Ending::EndOfInput);
+                return Ok(why);
             }
             s.poll(Duration::from_millis(20));
+            continue;
+        }
+        if requests.any > 0 {
+            // Asked to stop: read no more, but answer every line the reader
+            // has already queued as at end of input (in order; tool calls
+            // run while the grace lasts and no request to terminate came).
+            phase = Phase::winding_down(Ending::Stopped, requests);
+            let Phase::WindingDown { since, .. } = phase else { continue };
+            while let Ok(item) = rx.try_recv() {
+                let Ok(item) = item else { break };
+                s.refuse_calls = s.host.stop_requests().terminate > requests.terminate || since.elapsed() > END_GRACE;
+                s.process(item);
+            }
             continue;
         }
         // Answers that are ready go first.
@@ -250,15 +300,11 @@ where
                 look = WORKER_LOOK_MIN;
             }
             Err(RecvTimeoutError::Timeout) => {
-                if s.running.is_empty() {
-                    if s.host.idle() == Idle::Stop {
-                        return Ok(Ending::Stopped);
-                    }
-                } else {
+                if !s.running.is_empty() {
                     look = (look * 2).min(WORKER_LOOK_MAX);
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => end_of_input = Some(Instant::now()),
+            Err(RecvTimeoutError::Disconnected) => phase = Phase::winding_down(Ending::EndOfInput, requests),
         }
     }
 }

@@ -146,9 +146,16 @@ fn resource(env: &dyn Fn(&str) -> Option<String>) -> Resource {
     }
 }
 
+/// Opens the `otlp/file` exporter's file for appending.
+pub type OpenTraceFile = dyn Fn(&str) -> std::io::Result<std::fs::File>;
+
+fn open_append(path: &str) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().create(true).append(true).open(path)
+}
+
 /// Build the tracer provider the environment asks for, or explain on stderr
 /// why there is none.
-fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvider> {
+fn provider_from(env: &dyn Fn(&str) -> Option<String>, open: &OpenTraceFile) -> Option<SdkTracerProvider> {
     let builder = SdkTracerProvider::builder().with_resource(resource(env));
     let provider = match exporter_choice(env) {
         ExporterChoice::None => return None,
@@ -160,7 +167,7 @@ fn provider_from(env: &dyn Fn(&str) -> Option<String>) -> Option<SdkTracerProvid
             let sink: Arc<Mutex<dyn Write + Send>> = Arc::new(Mutex::new(std::io::stderr()));
             builder.with_simple_exporter(JsonLinesExporter::new(sink)).build()
         }
-        ExporterChoice::File(path) => match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+        ExporterChoice::File(path) => match open(&path) {
             Ok(file) => {
                 let sink: Arc<Mutex<dyn Write + Send>> = Arc::new(Mutex::new(file));
                 builder.with_simple_exporter(JsonLinesExporter::new(sink)).build()
@@ -272,8 +279,15 @@ impl Telemetry {
         Self::from_lookup(&|k| std::env::var(k).ok())
     }
 
+    /// Configure from the process environment, opening a trace file with
+    /// `open` (the server's never waits for a reader, see the glue's
+    /// platform module).
+    pub fn from_env_opening(open: &OpenTraceFile) -> Self {
+        Self::from_provider(provider_from(&|k| std::env::var(k).ok(), open))
+    }
+
     pub fn from_lookup(env: &dyn Fn(&str) -> Option<String>) -> Self {
-        Self::from_provider(provider_from(env))
+        Self::from_provider(provider_from(env, &open_append))
     }
 
     pub fn from_provider(provider: Option<SdkTracerProvider>) -> Self {

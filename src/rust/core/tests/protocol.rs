@@ -452,3 +452,127 @@ fn watching_a_long_worker_call_costs_few_looks() {
     assert!(host.polls <= bound, "{} looks at the host while one call ran 300 ms (bound {bound})", host.polls);
     assert!(host.polls >= 2);
 }
+
+/// Serves `lines` with the input kept open for `open_ms` (a client that has
+/// not closed its end), returning how serving ended, the answers by id, and
+/// how long it took.
+fn serve_open(
+    host: &mut TestHost,
+    lines: &[String],
+    open_ms: u64,
+) -> (Ending, std::collections::BTreeMap<i64, Value>, std::time::Duration) {
+    use std::time::{Duration, Instant};
+    let mut server = server(&["stop", "terminate", "echo", "later_echo", "never_echo"]);
+    let mut text = lines.join("\n");
+    text.push('\n');
+    let input = OpenInput {
+        bytes: std::io::Cursor::new(text.into_bytes()),
+        until: Instant::now() + Duration::from_millis(open_ms),
+    };
+    let mut out = Vec::new();
+    let start = Instant::now();
+    let ending =
+        serve(std::io::BufReader::new(input), &mut out, &mut server, host, &mut Telemetry::from_provider(None))
+            .unwrap();
+    let took = start.elapsed();
+    let text = String::from_utf8(out).unwrap();
+    let mut by_id = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let id = v["id"].as_i64().unwrap();
+        assert!(by_id.insert(id, v).is_none(), "request {id} answered twice: {text}");
+    }
+    (ending, by_id, took)
+}
+
+fn call(id: i64, name: &str, args: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{args},{M}}}}}"#
+    )
+}
+
+fn tool_error_text(v: &Value) -> Option<&str> {
+    (v["result"]["isError"] == json!(true)).then(|| v["result"]["content"][0]["text"].as_str()).flatten()
+}
+
+#[test]
+fn a_stop_request_answers_every_line_already_read_then_ends() {
+    let mut host = TestHost::default();
+    let lines = [
+        call(1, "stop", r#"{"sleep_ms":150}"#),
+        call(2, "echo", "{}"),
+        call(3, "later_echo", r#"{"polls":3}"#),
+        r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#.to_string(),
+    ];
+    let (ending, answers, took) = serve_open(&mut host, &lines, 5_000);
+    assert_eq!(ending, Ending::Stopped);
+    assert_eq!(answers.keys().copied().collect::<Vec<_>>(), [1, 2, 3, 4]);
+    for id in [1, 2, 3] {
+        assert_eq!(tool_error_text(&answers[&id]), None, "call {id} ran: {}", answers[&id]);
+    }
+    assert!(took < std::time::Duration::from_secs(2), "serving went on reading for {took:?}");
+}
+
+#[test]
+fn a_request_to_terminate_ends_the_grace_and_answers_running_calls() {
+    use std::time::{Duration, Instant};
+    let mut host = TestHost::default();
+    // SIGINT, more SIGINTs (nothing changes), then the usual SIGTERM.
+    let at = |ms| Instant::now() + Duration::from_millis(ms);
+    host.stops_at = vec![(at(100), false), (at(200), false), (at(300), true)];
+    let lines = [call(1, "never_echo", "{}"), call(2, "later_echo", "{}")];
+    let (ending, answers, took) = serve_open(&mut host, &lines, 5_000);
+    assert_eq!(ending, Ending::Stopped);
+    assert_eq!(tool_error_text(&answers[&1]), Some("The server stopped before tool never_echo finished."));
+    assert_eq!(tool_error_text(&answers[&2]), None);
+    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(3), "{took:?}");
+    assert_eq!(host.cancelled, [1]);
+}
+
+#[test]
+fn a_stop_request_at_end_of_input_answers_running_calls() {
+    use std::time::{Duration, Instant};
+    let mut host = TestHost::default();
+    // Input ends at once; the call would keep the server waiting out the
+    // whole grace, but a signal comes during it.
+    host.stops_at = vec![(Instant::now() + Duration::from_millis(200), true)];
+    let (ending, answers, took) = serve_open(&mut host, &[call(7, "never_echo", "{}")], 0);
+    assert_eq!(ending, Ending::EndOfInput);
+    assert_eq!(tool_error_text(&answers[&7]), Some("The server stopped before tool never_echo finished."));
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn calls_read_after_winding_down_was_cut_short_are_answered_without_running() {
+    let mut host = TestHost::default();
+    let lines = [
+        call(1, "stop", r#"{"sleep_ms":150}"#),
+        call(2, "terminate", "{}"),
+        call(3, "echo", "{}"),
+        r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#.to_string(),
+        call(5, "later_echo", "{}"),
+    ];
+    let (ending, answers, _) = serve_open(&mut host, &lines, 5_000);
+    assert_eq!(ending, Ending::Stopped);
+    assert_eq!(host.calls, 2, "only the calls before the second stop request ran");
+    assert_eq!(tool_error_text(&answers[&3]), Some("The server stopped before tool echo could run."));
+    assert_eq!(answers[&4]["result"], json!({}));
+    assert_eq!(tool_error_text(&answers[&5]), Some("The server stopped before tool later_echo could run."));
+}
+
+#[test]
+fn more_interrupts_while_winding_down_change_nothing() {
+    let mut host = TestHost::default();
+    let lines = [
+        call(1, "stop", r#"{"sleep_ms":150}"#),
+        call(2, "stop", "{}"),
+        call(3, "echo", "{}"),
+        call(4, "later_echo", r#"{"polls":5}"#),
+    ];
+    let (ending, answers, _) = serve_open(&mut host, &lines, 5_000);
+    assert_eq!(ending, Ending::Stopped);
+    assert_eq!(host.calls, 4);
+    for id in 1..=4 {
+        assert_eq!(tool_error_text(&answers[&id]), None, "call {id}: {}", answers[&id]);
+    }
+}

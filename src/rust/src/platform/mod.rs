@@ -50,6 +50,15 @@
 //!   Rust's `std::io` and child processes use, `DuplicateHandle` without
 //!   inheritance for the private copies, `NUL` as the null device.
 //!
+//! # Stop requests
+//!
+//! [`StopSignals`] (stop.rs, with a handler in each OS file) makes SIGINT,
+//! SIGTERM and SIGHUP, or on Windows the console's control events, requests
+//! to stop serving that the service layer reads ([`stop_requests`]), except
+//! that an interrupt while a tool's R code runs ([`ForTool`]) goes to R's own
+//! handler and interrupts that tool. Unix chains to the handler that was
+//! there (R's); Windows lets the next console handler (R's) see Ctrl-C.
+//!
 //! `tools/check-windows.sh` builds this module with a test program
 //! (`tools/platform-check.rs`) for Linux and for Windows (run under wine).
 //! This module must keep compiling with rustc 1.63 and std alone for that.
@@ -62,9 +71,9 @@ use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// R's own flag for an interrupt not yet acted on (Ctrl-C, SIGINT).
-mod interrupts;
-pub use interrupts::take_interrupt;
+/// Stop requests: signals and console events while serving.
+mod stop;
+pub use stop::{stop_requests, ForTool, StopSignals};
 
 #[cfg(unix)]
 mod unix;
@@ -89,6 +98,14 @@ struct Redirected {
 /// buffered leaves before descriptors move.
 pub fn flush_c_streams() {
     imp::flush_c_streams();
+}
+
+/// Open `path` to append to it without ever waiting for another process: a
+/// FIFO that nobody reads fails at once instead of blocking the open, and
+/// later writes to a full pipe fail instead of blocking (unix: `O_NONBLOCK`,
+/// which changes nothing for regular files; Windows has no such files).
+pub fn open_append_nonblocking(path: &str) -> io::Result<File> {
+    imp::open_append_nonblocking(path)
 }
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);

@@ -131,3 +131,106 @@ pub(super) fn detach() -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The signals that ask a server to stop.
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The actions that were in place before [`catch_stop_signals`], in the
+/// order of `STOP_SIGNALS`.
+pub(super) struct SavedSignals {
+    previous: [libc::sigaction; 3],
+}
+
+/// The previous SIGINT handler (R's) and its flags, for the handler to hand
+/// interrupts on to: atomics, since a signal handler reads them. Written
+/// before the handler is installed (the sigaction call orders them).
+static PREVIOUS_SIGINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static PREVIOUS_SIGINT_FLAGS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Our action: `on_stop_signal` with its siginfo (to pass on), restarting
+/// interrupted system calls (the reader thread's read()).
+fn stop_action() -> libc::sigaction {
+    // SAFETY: an all-zero sigaction is "no flags, empty mask"; the fields set
+    // below make it a valid action. sigemptyset is async-signal-safe, so
+    // this also runs inside the handler.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction =
+            on_stop_signal as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
+        libc::sigemptyset(&mut action.sa_mask);
+        action
+    }
+}
+
+extern "C" fn on_stop_signal(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    use std::sync::atomic::Ordering;
+    if !super::stop::on_signal(sig == libc::SIGINT, true) {
+        return;
+    }
+    // A tool's R code runs: R's own SIGINT handler marks the interrupt,
+    // which R raises at its next check. A request to terminate raises a
+    // SIGINT, which comes back here and takes the same path as one sent.
+    if sig != libc::SIGINT {
+        // SAFETY: raise() is async-signal-safe.
+        unsafe { libc::raise(libc::SIGINT) };
+        return;
+    }
+    let previous = PREVIOUS_SIGINT.load(Ordering::SeqCst);
+    let flags = PREVIOUS_SIGINT_FLAGS.load(Ordering::SeqCst);
+    if previous == libc::SIG_DFL || previous == libc::SIG_IGN {
+        return;
+    }
+    // SAFETY: `previous` is the handler sigaction() reported for SIGINT,
+    // called with the arguments its flags say it takes.
+    unsafe {
+        if flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = std::mem::transmute(previous);
+            f(libc::SIGINT, info, context);
+        } else {
+            let f: extern "C" fn(libc::c_int) = std::mem::transmute(previous);
+            f(libc::SIGINT);
+        }
+        // R's handler puts itself back with signal(): ours goes back on top.
+        let action = stop_action();
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {
+    use std::sync::atomic::Ordering;
+    // SAFETY: zeroed sigactions are valid out-parameters; sigaction() fills
+    // them with the current actions and installs ours, each checked.
+    unsafe {
+        let mut previous: [libc::sigaction; 3] = std::mem::zeroed();
+        for (i, sig) in STOP_SIGNALS.iter().enumerate() {
+            check(libc::sigaction(*sig, std::ptr::null(), &mut previous[i]))?;
+        }
+        PREVIOUS_SIGINT.store(previous[0].sa_sigaction, Ordering::SeqCst);
+        PREVIOUS_SIGINT_FLAGS.store(previous[0].sa_flags, Ordering::SeqCst);
+        let action = stop_action();
+        for (i, sig) in STOP_SIGNALS.iter().enumerate() {
+            if let Err(e) = check(libc::sigaction(*sig, &action, std::ptr::null_mut())) {
+                for (j, earlier) in STOP_SIGNALS.iter().enumerate().take(i) {
+                    libc::sigaction(*earlier, &previous[j], std::ptr::null_mut());
+                }
+                return Err(e);
+            }
+        }
+        Ok(SavedSignals { previous })
+    }
+}
+
+pub(super) fn restore_stop_signals(saved: &SavedSignals) {
+    // SAFETY: each action was filled in by sigaction() itself.
+    unsafe {
+        for (i, sig) in STOP_SIGNALS.iter().enumerate() {
+            libc::sigaction(*sig, &saved.previous[i], std::ptr::null_mut());
+        }
+    }
+}
+
+pub(super) fn open_append_nonblocking(path: &str) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new().create(true).append(true).custom_flags(libc::O_NONBLOCK).open(path)
+}

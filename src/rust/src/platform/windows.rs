@@ -247,3 +247,57 @@ fn stdio_to_null() -> io::Result<()> {
         moved
     }
 }
+
+const CTRL_C_EVENT: u32 = 0;
+const CTRL_BREAK_EVENT: u32 = 1;
+/// How long a close, logoff or shutdown event may keep the process while
+/// serving winds down: Windows ends it about 5 s after such an event.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_millis(4500);
+
+type ConsoleHandler = unsafe extern "system" fn(u32) -> i32;
+
+#[link(name = "kernel32")]
+extern "system" {
+    fn SetConsoleCtrlHandler(handler: Option<ConsoleHandler>, add: i32) -> i32;
+}
+
+/// Nothing to keep: the handler is removed by name.
+pub(super) struct SavedSignals;
+
+/// Console control events run on a thread of their own. Ctrl-C and
+/// Ctrl-Break while a tool's R code runs go on to the next handler (R's,
+/// which interrupts the tool); otherwise they, and close, logoff and
+/// shutdown, are stop requests. Windows ends the process once a handler for
+/// the last three returns, so it waits while serving winds down.
+unsafe extern "system" fn on_console_event(kind: u32) -> i32 {
+    let interrupt = kind == CTRL_C_EVENT || kind == CTRL_BREAK_EVENT;
+    if super::stop::on_signal(interrupt, interrupt) {
+        return 0;
+    }
+    if !interrupt {
+        let start = std::time::Instant::now();
+        while super::stop::INSTALLED.load(std::sync::atomic::Ordering::SeqCst) && start.elapsed() < CLOSE_WAIT {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+    1
+}
+
+pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {
+    // SAFETY: registers a handler with the signature Windows calls.
+    if unsafe { SetConsoleCtrlHandler(Some(on_console_event), 1) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(SavedSignals)
+}
+
+pub(super) fn restore_stop_signals(_: &SavedSignals) {
+    // SAFETY: removes the handler registered above.
+    unsafe {
+        SetConsoleCtrlHandler(Some(on_console_event), 0);
+    }
+}
+
+pub(super) fn open_append_nonblocking(path: &str) -> io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}

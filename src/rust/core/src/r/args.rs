@@ -100,7 +100,7 @@ pub fn check(arguments: Option<Val<'_>>, formals: &Formals, tool: &str) -> Resul
             return Err(format!("Tool {tool} has no argument named '{name}'."));
         }
         let mut path = name.to_string();
-        check_value(value, &mut path, 1).map_err(|e| match e {
+        check_value(value, &mut path, 1, MAX_ARG_DEPTH).map_err(|e| match e {
             Fault::Nul(path) => format!(
                 "Argument `{}` of tool {tool} contains a NUL character (\\u0000), which R strings cannot hold.",
                 shorten(&path)
@@ -136,16 +136,16 @@ fn shorten(path: &str) -> String {
     format!("{}...", &path[..end])
 }
 
-fn check_value(v: Val<'_>, path: &mut String, depth: usize) -> Result<(), Fault> {
+fn check_value(v: Val<'_>, path: &mut String, depth: usize, max_depth: usize) -> Result<(), Fault> {
     match v.kind() {
         Kind::String if v.has_nul() => Err(Fault::Nul(path.clone())),
         Kind::Deep => Err(Fault::Nested),
-        Kind::Array | Kind::Object if depth > MAX_ARG_DEPTH => Err(Fault::Nested),
+        Kind::Array | Kind::Object if depth > max_depth => Err(Fault::Nested),
         Kind::Array => {
             for (i, item) in v.items().enumerate() {
                 let len = path.len();
                 push_index(path, i);
-                check_value(item, path, depth + 1)?;
+                check_value(item, path, depth + 1, max_depth)?;
                 path.truncate(len);
             }
             Ok(())
@@ -157,7 +157,7 @@ fn check_value(v: Val<'_>, path: &mut String, depth: usize) -> Result<(), Fault>
                 }
                 let len = path.len();
                 push_name(path, key.as_str().unwrap_or(""));
-                check_value(item, path, depth + 1)?;
+                check_value(item, path, depth + 1, max_depth)?;
                 path.truncate(len);
             }
             Ok(())
@@ -187,8 +187,15 @@ pub fn build_value<B: RBuilder>(v: Val<'_>, b: &mut B) -> B::Obj {
 
 /// Check a whole JSON value for what R cannot hold (see [`check`]).
 pub fn check_json(v: Val<'_>) -> Result<(), String> {
-    let mut path = String::from("x");
-    check_value(v, &mut path, 0).map_err(|e| match e {
+    check_json_within(v, MAX_ARG_DEPTH, "x")
+}
+
+/// [`check_json`] with another bound on nesting (`usize::MAX`: only what the
+/// reader kept, no [`Kind::Deep`] marker).
+/// Paths in messages start at `root`.
+pub fn check_json_within(v: Val<'_>, max_depth: usize, root: &str) -> Result<(), String> {
+    let mut path = String::from(root);
+    check_value(v, &mut path, 0, max_depth).map_err(|e| match e {
         Fault::Nul(path) => format!(
             "the string at `{}` contains a NUL character (\\u0000), which R strings cannot hold",
             shorten(&path)
@@ -196,7 +203,10 @@ pub fn check_json(v: Val<'_>) -> Result<(), String> {
         Fault::NulName(path) => {
             format!("a name in `{}` contains a NUL character (\\u0000), which R names cannot hold", shorten(&path))
         }
-        Fault::Nested => format!("it is nested deeper than {MAX_ARG_DEPTH} levels"),
+        Fault::Nested if max_depth == usize::MAX => {
+            format!("it is nested deeper than {} levels", crate::json::MAX_TREE_DEPTH)
+        }
+        Fault::Nested => format!("it is nested deeper than {max_depth} levels"),
     })
 }
 

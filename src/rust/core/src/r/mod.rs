@@ -55,6 +55,19 @@ pub fn string1<V: RValue>(v: &V) -> Option<String> {
     v.str_elt(0).map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
+/// The elements of a character vector, as UTF-8 with invalid bytes replaced
+/// (`NA` as ""); `None` for any other value.
+pub fn strings<V: RValue>(v: &V) -> Option<Vec<String>> {
+    if v.rtype() != RType::Character {
+        return None;
+    }
+    Some(
+        (0..v.len())
+            .map(|i| v.str_elt(i).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default())
+            .collect(),
+    )
+}
+
 /// A single non-NA logical.
 pub fn flag1<V: RValue>(v: &V) -> Option<bool> {
     if v.rtype() != RType::Logical || v.len() != 1 || !v.class().is_empty() {

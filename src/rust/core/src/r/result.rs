@@ -140,7 +140,21 @@ fn read_tool_result<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, S
             }
         },
     };
+    if content.is_empty() && structured.is_none() {
+        // The schema allows an empty `content`, but a result that says nothing
+        // is an author's mistake (CRAN mcplite 0.2.0 refuses it too).
+        return Err("it has no content: give at least one content block, or `structured_content`".into());
+    }
     Ok(CallResult { content, structured, is_error, meta, keep: None })
+}
+
+/// The check `tool_result()` makes of the object it built: the reading the
+/// server does before sending it, so that a block edited by hand is refused
+/// when the result is made, not when a client calls.
+pub fn check_built<V: RValue>(x: &V) -> Result<(), String> {
+    // The structured content's JSON is already written (and trusted), so the
+    // payload options play no part here.
+    read_tool_result(x, &Options::default()).map(|_| ())
 }
 
 fn read_meta<V: RValue>(

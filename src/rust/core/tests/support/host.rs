@@ -3,7 +3,7 @@
 //! starts with `later` run "on a worker": they finish after a number of polls.
 #![allow(dead_code)]
 
-use mcplite_core::dispatch::{CallContext, Finished, Started, TaskId};
+use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests, TaskId};
 use mcplite_core::json::Val;
 use mcplite_core::r::Formals;
 use mcplite_core::result::ToolDef;
@@ -96,6 +96,12 @@ pub struct TestHost {
     pub polls: usize,
     /// Calls that finish at a point in time instead: (task, when, result).
     pub timed: Vec<(TaskId, std::time::Instant, Finished<TV>)>,
+    /// Stop requests made by calls of the tool `stop` (a SIGINT arriving
+    /// while a tool runs) and `terminate` (a SIGTERM) ...
+    pub stops: StopRequests,
+    /// ... and at these moments (a signal while the server waits; `true`:
+    /// a request to terminate).
+    pub stops_at: Vec<(std::time::Instant, bool)>,
     next: TaskId,
 }
 
@@ -109,6 +115,16 @@ impl ToolHost for TestHost {
         if let Some(ms) = args.and_then(|a| a.get("sleep_ms")).and_then(|v| v.raw_str().parse::<u64>().ok()) {
             // Lets a cancellation arrive while the call runs.
             std::thread::sleep(Duration::from_millis(ms));
+        }
+        if tool.fun == "stop" || tool.fun == "terminate" {
+            self.stops.any += 1;
+            self.stops.terminate += u32::from(tool.fun == "terminate");
+        }
+        if let Some(kind) = tool.fun.strip_prefix("never_") {
+            // A call on a worker that does not finish (a tool that hangs).
+            self.next += 1;
+            self.running.push((self.next, usize::MAX, returns(kind, args)));
+            return Started::Running(self.next);
         }
         if tool.fun == "panics" {
             panic!("a bug in a tool host");
@@ -148,6 +164,16 @@ impl ToolHost for TestHost {
         self.running.retain(|r| r.0 != task);
         self.timed.retain(|r| r.0 != task);
         self.cancelled.push(task);
+    }
+
+    fn stop_requests(&self) -> StopRequests {
+        let now = std::time::Instant::now();
+        let mut requests = self.stops;
+        for (_, terminate) in self.stops_at.iter().filter(|(t, _)| *t <= now) {
+            requests.any += 1;
+            requests.terminate += u32::from(*terminate);
+        }
+        requests
     }
 }
 

@@ -1,0 +1,1288 @@
+//! MCP clients' configuration files, for `mcp_config(write = TRUE)`: merge one
+//! server entry into a client's JSON or TOML file, keeping every other server
+//! and setting, and replace the file atomically, keeping the old one as a
+//! backup. Also the default file of each client on each system.
+//!
+//! JSON files are parsed with serde_json (order kept) and written again with
+//! the indentation, line endings and final newline they had. A file with
+//! comments or trailing commas (VS Code accepts them in `mcp.json`) is refused:
+//! writing it again would drop them.
+//!
+//! TOML files (Codex) are edited in place: the file is parsed with toml_edit,
+//! which keeps the position of every key, value and table, and only the entry's
+//! own values are replaced or appended, so comments, order and formatting stay
+//! byte for byte. (toml_edit's printer needs toml_writer, which the vendored
+//! crates do not include; the few values written here are TOML basic or
+//! literal strings, arrays and tables of them.) Every result is parsed again
+//! and compared with what was intended: the entry as asked and everything else
+//! as it was, or the file is left alone with an error.
+
+use serde_json::{Map, Value};
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write as _;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml_edit::{Document, Item, Table};
+
+/// The kind of a failure; R raises `mcplite_error_config_<kind>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The file is not valid JSON or TOML, or does not have the expected shape.
+    Invalid,
+    /// JSON with comments or trailing commas.
+    Jsonc,
+    /// Valid, but laid out in a way this module does not edit (an inline
+    /// `mcp_servers` table, an entry written with dotted keys).
+    Layout,
+    /// Reading or writing failed (a read-only file, a directory we cannot write).
+    Io,
+    /// The default file cannot be found (no home directory in the environment).
+    Path,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Jsonc => "jsonc",
+            ErrorKind::Layout => "layout",
+            ErrorKind::Io => "io",
+            ErrorKind::Path => "path",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(kind: ErrorKind, message: String) -> Self {
+        ConfigError { kind, message }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Toml,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "json" => Some(Format::Json),
+            "toml" => Some(Format::Toml),
+            _ => None,
+        }
+    }
+}
+
+/// One server entry to put under `servers_key` (`mcpServers`, `servers`,
+/// `mcp_servers`) as `name`. `entry` holds the fields mcplite writes
+/// (`command`, `args`, `env`, VS Code's `type`). An existing entry of that
+/// name keeps its other fields (timeouts, `trust`, `required`); its `env` is
+/// replaced by this one's, or dropped when this one has none.
+#[derive(Clone, Copy, Debug)]
+pub struct Update<'a> {
+    pub format: Format,
+    pub servers_key: &'a str,
+    pub name: &'a str,
+    pub entry: &'a Map<String, Value>,
+}
+
+/// Fields of an entry that mcplite owns even when it does not write them.
+const OWNED_TABLES: &[&str] = &["env"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merged {
+    pub text: String,
+    /// An entry of that name was there and has been updated.
+    pub replaced: bool,
+}
+
+/// The text of the file with the entry merged in. `text` is the file's
+/// content (empty for a new file); `file` names it in messages.
+pub fn merge(text: &str, update: &Update<'_>, file: &str) -> Result<Merged, ConfigError> {
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text),
+    };
+    let merged = match update.format {
+        Format::Json => merge_json(body, update, file)?,
+        Format::Toml => merge_toml(body, update, file)?,
+    };
+    Ok(Merged { text: format!("{bom}{}", merged.text), replaced: merged.replaced })
+}
+
+// ---------------------------------------------------------------------------
+// JSON
+
+fn merge_json(body: &str, update: &Update<'_>, file: &str) -> Result<Merged, ConfigError> {
+    let mut root: Value = if body.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_str(body).map_err(|e| match jsonc_feature(body) {
+            Some((what, line)) => ConfigError::new(
+                ErrorKind::Jsonc,
+                format!(
+                    "{file} has {what} (line {line}), which plain JSON does not allow and writing the file \
+                     again would drop; remove them, or add the entry by hand."
+                ),
+            ),
+            None => ConfigError::new(ErrorKind::Invalid, format!("{file} is not valid JSON: {e}.")),
+        })?
+    };
+    let Some(object) = root.as_object_mut() else {
+        return Err(ConfigError::new(
+            ErrorKind::Invalid,
+            format!("{file} must hold a JSON object, not {}.", crate::check::kind_of(&root)),
+        ));
+    };
+    let key = update.servers_key;
+    let servers = object.entry(key.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    let Some(servers) = servers.as_object_mut() else {
+        return Err(ConfigError::new(
+            ErrorKind::Invalid,
+            format!("`{key}` in {file} must be a JSON object, not {}.", crate::check::kind_of(servers)),
+        ));
+    };
+    let replaced = match servers.get_mut(update.name) {
+        Some(Value::Object(existing)) => {
+            update_json_entry(existing, update.entry);
+            true
+        }
+        Some(other) => {
+            *other = Value::Object(update.entry.clone());
+            true
+        }
+        None => {
+            servers.insert(update.name.to_string(), Value::Object(update.entry.clone()));
+            false
+        }
+    };
+    let style = JsonStyle::detect(body);
+    let out = style.render(&root)?;
+    // What is written must read back as what was meant.
+    let back: Value = serde_json::from_str(&out)
+        .map_err(|e| ConfigError::new(ErrorKind::Layout, format!("mcplite made invalid JSON for {file}: {e}.")))?;
+    if back != root {
+        return Err(ConfigError::new(ErrorKind::Layout, format!("mcplite could not rewrite {file} faithfully.")));
+    }
+    Ok(Merged { text: out, replaced })
+}
+
+fn update_json_entry(existing: &mut Map<String, Value>, entry: &Map<String, Value>) {
+    for (k, v) in entry {
+        // An existing key keeps its position.
+        existing.insert(k.clone(), v.clone());
+    }
+    for k in OWNED_TABLES {
+        if !entry.contains_key(*k) {
+            existing.shift_remove(*k);
+        }
+    }
+}
+
+/// How a JSON file was laid out: its indentation (`None`: all on one line),
+/// line ending and whether it ended with one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct JsonStyle {
+    indent: Option<String>,
+    crlf: bool,
+    final_newline: bool,
+}
+
+impl JsonStyle {
+    fn detect(body: &str) -> JsonStyle {
+        if body.trim().is_empty() {
+            return JsonStyle { indent: Some("  ".into()), crlf: false, final_newline: true };
+        }
+        let crlf = body.contains("\r\n");
+        let final_newline = body.ends_with('\n');
+        let content = body.trim_end();
+        if !content.contains('\n') {
+            return JsonStyle { indent: None, crlf, final_newline };
+        }
+        // The whitespace in front of the first line with content after the
+        // first line break: one level of indentation.
+        let mut indent = None;
+        for line in content.split('\n').skip(1) {
+            let line = line.trim_end_matches('\r');
+            let text = line.trim_start_matches([' ', '\t']);
+            if text.is_empty() {
+                continue;
+            }
+            if !text.starts_with('}') && !text.starts_with(']') {
+                indent = Some(line[..line.len() - text.len()].to_string());
+            }
+            break;
+        }
+        JsonStyle { indent: Some(indent.unwrap_or_else(|| "  ".into())), crlf, final_newline }
+    }
+
+    fn render(&self, v: &Value) -> Result<String, ConfigError> {
+        let bytes = match &self.indent {
+            None => serde_json::to_vec(v),
+            Some(indent) => {
+                let mut buf = Vec::new();
+                let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+                let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+                serde::Serialize::serialize(v, &mut ser).map(|_| buf)
+            }
+        }
+        .map_err(|e| ConfigError::new(ErrorKind::Layout, format!("cannot write JSON: {e}")))?;
+        let mut out = String::from_utf8(bytes)
+            .map_err(|e| ConfigError::new(ErrorKind::Layout, format!("cannot write JSON: {e}")))?;
+        if self.final_newline {
+            out.push('\n');
+        }
+        // JSON strings hold no raw line breaks, so every one is layout.
+        if self.crlf {
+            out = out.replace('\n', "\r\n");
+        }
+        Ok(out)
+    }
+}
+
+/// Where JSON text that serde_json refused has a comment or a trailing comma
+/// (JSONC, as VS Code writes it): what and the line, or `None`.
+fn jsonc_feature(text: &str) -> Option<(&'static str, usize)> {
+    let b = text.as_bytes();
+    let mut line = 1;
+    let mut i = 0;
+    let mut in_string = false;
+    // The line of a comma whose next token is still to come.
+    let mut comma: Option<usize> = None;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'/' if matches!(b.get(i + 1), Some(b'/') | Some(b'*')) => return Some(("comments", line)),
+            b',' => comma = Some(line),
+            b'}' | b']' => {
+                if let Some(l) = comma {
+                    return Some(("a trailing comma", l));
+                }
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b'"' => {
+                in_string = true;
+                comma = None;
+            }
+            _ => comma = None,
+        }
+        i += 1;
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------
+// TOML
+
+fn toml_error(file: &str, text: &str, e: &toml_edit::TomlError) -> ConfigError {
+    let at = e
+        .span()
+        .map(|s| {
+            let before = &text.as_bytes()[..s.start.min(text.len())];
+            let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
+            let col = before.iter().rev().take_while(|&&c| c != b'\n').count() + 1;
+            format!(" at line {line}, column {col}")
+        })
+        .unwrap_or_default();
+    let message: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    ConfigError::new(ErrorKind::Invalid, format!("{file} is not valid TOML{at}: {}.", message.join("; ")))
+}
+
+fn merge_toml(body: &str, update: &Update<'_>, file: &str) -> Result<Merged, ConfigError> {
+    let doc = Document::parse(body).map_err(|e| toml_error(file, body, &e))?;
+    let nl = if body.contains("\r\n") { "\r\n" } else { "\n" };
+    let key = update.servers_key;
+    let name = update.name;
+    let servers = match doc.as_table().get(key) {
+        None => None,
+        Some(Item::Table(t)) => Some(t),
+        Some(Item::Value(toml_edit::Value::InlineTable(_))) => {
+            return Err(ConfigError::new(
+                ErrorKind::Layout,
+                format!(
+                    "`{key}` in {file} is an inline table, which mcplite does not edit; write its servers \
+                     as [{key}.<name>] tables, or add the entry by hand."
+                ),
+            ))
+        }
+        Some(_) => {
+            return Err(ConfigError::new(ErrorKind::Invalid, format!("`{key}` in {file} must be a table.")));
+        }
+    };
+    let header_path = format!("{}.{}", toml_key(key), toml_key(name));
+    let (text, replaced) = match servers.and_then(|s| s.get(name)) {
+        None => (append_entry(body, &header_path, update.entry, nl)?, false),
+        Some(Item::Table(t)) if !t.is_implicit() && !t.is_dotted() && t.span().is_some() => {
+            (edit_entry(body, t, &header_path, update.entry, nl, file, name)?, true)
+        }
+        Some(_) => {
+            return Err(ConfigError::new(
+                ErrorKind::Layout,
+                format!(
+                    "the entry `{key}.{name}` in {file} is not written as a [{header_path}] table, which \
+                     mcplite does not edit; edit it by hand."
+                ),
+            ))
+        }
+    };
+    verify_toml(&doc, &text, update, file)?;
+    Ok(Merged { text, replaced })
+}
+
+/// A new entry, at the end of the file (where `codex mcp add` puts it).
+fn append_entry(body: &str, header_path: &str, entry: &Map<String, Value>, nl: &str) -> Result<String, ConfigError> {
+    let mut out = body.to_string();
+    if !out.trim().is_empty() {
+        if !out.ends_with('\n') {
+            out.push_str(nl);
+        }
+        if !out.trim_end_matches([' ', '\t']).ends_with(&format!("{nl}{nl}")) {
+            out.push_str(nl);
+        }
+    }
+    let _ = write!(out, "[{header_path}]{nl}");
+    for (k, v) in entry.iter().filter(|(_, v)| !v.is_object()) {
+        let _ = write!(out, "{} = {}{nl}", toml_key(k), toml_value(v)?);
+    }
+    for (k, v) in entry {
+        if let Value::Object(m) = v {
+            if !m.is_empty() {
+                let _ = write!(out, "{nl}[{header_path}.{}]{nl}", toml_key(k));
+                for (kk, vv) in m {
+                    let _ = write!(out, "{} = {}{nl}", toml_key(kk), toml_value(vv)?);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where the text of a table's header and key/values ends (before the line
+/// break and whatever comes after): inserting there keeps what follows.
+fn table_content_end(t: &Table, header: &Range<usize>) -> usize {
+    let mut end = header.end;
+    if let Some(s) = t.decor().suffix().and_then(|s| s.span()) {
+        end = end.max(s.end);
+    }
+    for (_, item) in t.iter() {
+        if let Item::Value(v) = item {
+            if let Some(s) = v.span() {
+                end = end.max(s.end);
+            }
+            if let Some(s) = v.decor().suffix().and_then(|s| s.span()) {
+                end = end.max(s.end);
+            }
+        }
+    }
+    end
+}
+
+/// The start of a table's header with the comments and blank lines above it.
+fn table_block_start(t: &Table, header: &Range<usize>) -> usize {
+    t.decor().prefix().and_then(|p| p.span()).map(|p| p.start).unwrap_or(header.start)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn edit_entry(
+    body: &str,
+    t: &Table,
+    header_path: &str,
+    entry: &Map<String, Value>,
+    nl: &str,
+    file: &str,
+    name: &str,
+) -> Result<String, ConfigError> {
+    let layout = |what: &str| {
+        ConfigError::new(
+            ErrorKind::Layout,
+            format!(
+                "`{what}` of the entry `{name}` in {file} is written in a way mcplite does not edit; edit it by hand."
+            ),
+        )
+    };
+    let Some(header) = t.span() else { return Err(layout("the header")) };
+    let header_line_end = t.decor().suffix().and_then(|s| s.span()).map(|s| s.end).unwrap_or(header.end);
+    let content_end = table_content_end(t, &header);
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let mut new_keys = String::new();
+    for (k, v) in entry.iter().filter(|(_, v)| !v.is_object()) {
+        match t.get(k) {
+            Some(Item::Value(old)) => {
+                let Some(span) = old.span() else { return Err(layout(k)) };
+                edits.push((span, toml_value(v)?));
+            }
+            None => {
+                let _ = write!(new_keys, "{nl}{} = {}", toml_key(k), toml_value(v)?);
+            }
+            Some(_) => return Err(layout(k)),
+        }
+    }
+    if !new_keys.is_empty() {
+        edits.push((header_line_end..header_line_end, new_keys));
+    }
+    let empty = Map::new();
+    let mut tables: Vec<&str> = entry.iter().filter(|(_, v)| v.is_object()).map(|(k, _)| k.as_str()).collect();
+    for k in OWNED_TABLES {
+        if !tables.contains(k) {
+            tables.push(k);
+        }
+    }
+    for k in tables {
+        let m = entry.get(k).and_then(Value::as_object).unwrap_or(&empty);
+        match t.get_key_value(k) {
+            None => {
+                if !m.is_empty() {
+                    let mut s = String::new();
+                    let _ = write!(s, "{nl}{nl}[{header_path}.{}]", toml_key(k));
+                    for (kk, vv) in m {
+                        let _ = write!(s, "{nl}{} = {}", toml_key(kk), toml_value(vv)?);
+                    }
+                    edits.push((content_end..content_end, s));
+                }
+            }
+            Some((key, Item::Value(toml_edit::Value::InlineTable(old)))) => {
+                if m.is_empty() {
+                    // The whole `env = {...}` line, with the line break before it.
+                    let start = key.leaf_decor().prefix().and_then(|p| p.span()).map(|p| p.start);
+                    let end = old.decor().suffix().and_then(|s| s.span()).map(|s| s.end).or(old.span().map(|s| s.end));
+                    match (start.or(key.span().map(|s| s.start)), end) {
+                        (Some(a), Some(b)) => edits.push((a..line_end(body, b), String::new())),
+                        _ => return Err(layout(k)),
+                    }
+                } else {
+                    let Some(span) = old.span() else { return Err(layout(k)) };
+                    edits.push((span, toml_inline_table(m)?));
+                }
+            }
+            Some((_, Item::Table(sub))) if !sub.is_dotted() && !sub.is_implicit() && sub.span().is_some() => {
+                let Some(sub_header) = sub.span() else { return Err(layout(k)) };
+                let end = table_content_end(sub, &sub_header);
+                if m.is_empty() {
+                    edits.push((table_block_start(sub, &sub_header)..line_end(body, end), String::new()));
+                } else {
+                    let mut s = format!("[{header_path}.{}]", toml_key(k));
+                    for (kk, vv) in m {
+                        let _ = write!(s, "{nl}{} = {}", toml_key(kk), toml_value(vv)?);
+                    }
+                    edits.push((sub_header.start..end, s));
+                }
+            }
+            Some(_) => return Err(layout(k)),
+        }
+    }
+    apply_edits(body, edits).ok_or_else(|| layout("the entry"))
+}
+
+/// `at` moved past the line break there, if there is one (removing a line
+/// removes its line break).
+fn line_end(body: &str, at: usize) -> usize {
+    let rest = body.get(at..).unwrap_or("");
+    if rest.starts_with("\r\n") {
+        at + 2
+    } else if rest.starts_with('\n') {
+        at + 1
+    } else {
+        at
+    }
+}
+
+/// Apply non-overlapping replacements; `None` if any overlap or fall outside.
+fn apply_edits(body: &str, mut edits: Vec<(Range<usize>, String)>) -> Option<String> {
+    edits.sort_by_key(|(r, _)| (r.start, r.end));
+    let mut out = String::with_capacity(body.len() + 256);
+    let mut at = 0;
+    for (r, s) in edits {
+        if r.start < at || r.end > body.len() || r.start > r.end {
+            return None;
+        }
+        out.push_str(body.get(at..r.start)?);
+        out.push_str(&s);
+        at = r.end;
+    }
+    out.push_str(body.get(at..)?);
+    Some(out)
+}
+
+/// Parse the result again and compare it with the original: the entry must
+/// read as intended, and everything else as before.
+fn verify_toml(old: &Document<&str>, text: &str, update: &Update<'_>, file: &str) -> Result<(), ConfigError> {
+    let failed = |why: String| {
+        ConfigError::new(
+            ErrorKind::Layout,
+            format!(
+                "mcplite could not add the entry to {file} without changing other settings ({why}); add it by hand."
+            ),
+        )
+    };
+    let new = Document::parse(text).map_err(|e| failed(e.message().lines().next().unwrap_or("").to_string()))?;
+    let mut expected = plain_table(old.as_table());
+    let servers = expected.entry(update.servers_key.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    let Some(servers) = servers.as_object_mut() else { return Err(failed("the servers table".into())) };
+    let entry = servers.entry(update.name.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    let Some(entry) = entry.as_object_mut() else { return Err(failed("the entry".into())) };
+    update_json_entry(entry, update.entry);
+    for (k, v) in update.entry {
+        if matches!(v, Value::Object(m) if m.is_empty()) {
+            entry.shift_remove(k);
+        }
+    }
+    if plain_table(new.as_table()) != expected {
+        return Err(failed("the result reads differently".into()));
+    }
+    Ok(())
+}
+
+/// A TOML table as plain JSON values, for comparisons: floats and dates as
+/// tagged strings so that every value compares exactly.
+fn plain_table(t: &Table) -> Map<String, Value> {
+    let mut m = Map::new();
+    for (k, item) in t.iter() {
+        if let Some(v) = plain_item(item) {
+            m.insert(k.to_string(), v);
+        }
+    }
+    m
+}
+
+fn plain_item(item: &Item) -> Option<Value> {
+    match item {
+        Item::None => None,
+        Item::Value(v) => Some(plain_value(v)),
+        Item::Table(t) => Some(Value::Object(plain_table(t))),
+        Item::ArrayOfTables(a) => Some(Value::Array(a.iter().map(|t| Value::Object(plain_table(t))).collect())),
+    }
+}
+
+fn plain_value(v: &toml_edit::Value) -> Value {
+    use toml_edit::Value as T;
+    match v {
+        T::String(s) => Value::String(s.value().clone()),
+        T::Integer(i) => Value::from(*i.value()),
+        T::Float(f) => Value::String(format!("float:{:?}", f.value())),
+        T::Boolean(b) => Value::Bool(*b.value()),
+        T::Datetime(d) => Value::String(format!("datetime:{}", d.value())),
+        T::Array(a) => Value::Array(a.iter().map(plain_value).collect()),
+        T::InlineTable(t) => {
+            Value::Object(t.iter().map(|(k, v)| (k.to_string(), plain_value(v))).collect::<Map<String, Value>>())
+        }
+    }
+}
+
+/// A key: bare when TOML allows it, else a basic string.
+fn toml_key(k: &str) -> String {
+    if !k.is_empty() && k.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_') {
+        k.to_string()
+    } else {
+        toml_basic_string(k)
+    }
+}
+
+/// A string: literal ('...') when it has backslashes (Windows paths) and
+/// nothing a literal string cannot hold, else a basic string.
+fn toml_string(s: &str) -> String {
+    let literal_ok = !s.chars().any(|c| c == '\'' || c.is_control());
+    if literal_ok && s.contains('\\') {
+        format!("'{s}'")
+    } else {
+        toml_basic_string(s)
+    }
+}
+
+fn toml_basic_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn toml_value(v: &Value) -> Result<String, ConfigError> {
+    Ok(match v {
+        Value::String(s) => toml_string(s),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(f)) if f.is_finite() => {
+                let s = format!("{f:?}");
+                if s.contains(['.', 'e', 'E']) {
+                    s
+                } else {
+                    format!("{s}.0")
+                }
+            }
+            _ => return Err(ConfigError::new(ErrorKind::Layout, format!("TOML cannot hold the number {n}"))),
+        },
+        Value::Array(a) => {
+            let items: Result<Vec<String>, ConfigError> = a.iter().map(toml_value).collect();
+            format!("[{}]", items?.join(", "))
+        }
+        Value::Object(m) => toml_inline_table(m)?,
+        Value::Null => return Err(ConfigError::new(ErrorKind::Layout, "TOML has no null".into())),
+    })
+}
+
+fn toml_inline_table(m: &Map<String, Value>) -> Result<String, ConfigError> {
+    if m.is_empty() {
+        return Ok("{}".into());
+    }
+    let mut parts = Vec::with_capacity(m.len());
+    for (k, v) in m {
+        parts.push(format!("{} = {}", toml_key(k), toml_value(v)?));
+    }
+    Ok(format!("{{ {} }}", parts.join(", ")))
+}
+
+// ---------------------------------------------------------------------------
+// Files
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The file written (a symbolic link is followed: its target).
+    pub path: PathBuf,
+    /// The copy of the previous file, when there was one.
+    pub backup: Option<PathBuf>,
+    pub replaced: bool,
+}
+
+/// The backup of `path`: the same name with `.bak` added.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".bak");
+    PathBuf::from(s)
+}
+
+fn io_error(what: String, e: &std::io::Error) -> ConfigError {
+    ConfigError::new(ErrorKind::Io, format!("{what}: {e}. Nothing was changed."))
+}
+
+/// Merge the entry into the file at `path` (created, with its directory, when
+/// missing). The new content goes to a temporary file in the same directory,
+/// which then replaces the file in one step; the previous file is first copied
+/// to `<file>.bak`. On any error the file is left as it was.
+pub fn write_entry(path: &Path, update: &Update<'_>) -> Result<Written, ConfigError> {
+    let shown = path.display().to_string();
+    let (target, existing) = match fs::symlink_metadata(path) {
+        Ok(_) => {
+            let real = fs::canonicalize(path).map_err(|e| io_error(format!("cannot read {shown}"), &e))?;
+            let meta = fs::metadata(&real).map_err(|e| io_error(format!("cannot read {shown}"), &e))?;
+            if !meta.is_file() {
+                return Err(ConfigError::new(ErrorKind::Io, format!("{shown} is not a file. Nothing was changed.")));
+            }
+            (real, Some(meta))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), None),
+        Err(e) => return Err(io_error(format!("cannot read {shown}"), &e)),
+    };
+    if let Some(meta) = &existing {
+        if meta.permissions().readonly() {
+            return Err(ConfigError::new(
+                ErrorKind::Io,
+                format!("{shown} is read-only; make it writable first. Nothing was changed."),
+            ));
+        }
+    }
+    let text = match &existing {
+        None => String::new(),
+        Some(_) => {
+            let bytes = fs::read(&target).map_err(|e| io_error(format!("cannot read {shown}"), &e))?;
+            String::from_utf8(bytes).map_err(|_| {
+                ConfigError::new(ErrorKind::Invalid, format!("{shown} is not UTF-8 text. Nothing was changed."))
+            })?
+        }
+    };
+    let merged = merge(&text, update, &shown).map_err(|mut e| {
+        e.message.push_str(" Nothing was changed.");
+        e
+    })?;
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if existing.is_none() {
+        fs::create_dir_all(&dir).map_err(|e| io_error(format!("cannot create the directory {}", dir.display()), &e))?;
+    }
+    let (tmp, mut file) = temp_file(&dir, &target)
+        .map_err(|e| io_error(format!("cannot write {shown} (creating a file in {})", dir.display()), &e))?;
+    let written = file.write_all(merged.text.as_bytes()).and_then(|_| file.sync_all());
+    drop(file);
+    let result = written
+        .map_err(|e| io_error(format!("cannot write {shown}"), &e))
+        .and_then(|_| match &existing {
+            Some(meta) => fs::set_permissions(&tmp, meta.permissions())
+                .map_err(|e| io_error(format!("cannot write {shown} (setting its permissions)"), &e)),
+            None => Ok(()),
+        })
+        .and_then(|_| match &existing {
+            Some(_) => {
+                let backup = backup_path(&target);
+                fs::copy(&target, &backup)
+                    .map(|_| Some(backup.clone()))
+                    .map_err(|e| io_error(format!("cannot keep a backup of {shown} as {}", backup.display()), &e))
+            }
+            None => Ok(None),
+        })
+        .and_then(|backup| {
+            fs::rename(&tmp, &target).map(|_| backup).map_err(|e| io_error(format!("cannot replace {shown}"), &e))
+        });
+    match result {
+        Ok(backup) => {
+            sync_dir(&dir);
+            Ok(Written { path: target, backup, replaced: merged.replaced })
+        }
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A new file next to `target`, never one that exists already.
+fn temp_file(dir: &Path, target: &Path) -> std::io::Result<(PathBuf, fs::File)> {
+    let stem = target.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let mut last = None;
+    for i in 0..100u32 {
+        let tmp = dir.join(format!(".{stem}.mcplite-{}-{nanos}-{i}.tmp", std::process::id()));
+        match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary file name is free")))
+}
+
+/// Make the rename durable (Unix; best effort).
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+// ---------------------------------------------------------------------------
+// Default files
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Os {
+    Linux,
+    Macos,
+    Windows,
+}
+
+impl Os {
+    pub fn current() -> Os {
+        if cfg!(windows) {
+            Os::Windows
+        } else if cfg!(target_os = "macos") {
+            Os::Macos
+        } else {
+            Os::Linux
+        }
+    }
+}
+
+/// The file each client reads its user-wide servers from, on `os`, with the
+/// environment `env` (unset and empty variables are `None`):
+///
+/// * claude-desktop: macOS `~/Library/Application Support/Claude/claude_desktop_config.json`,
+///   Windows `%APPDATA%\Claude\claude_desktop_config.json` (the two places
+///   Claude Code's `mcp add-from-claude-desktop` reads); Linux, which Claude
+///   Desktop does not support, `$XDG_CONFIG_HOME/Claude/...` (`~/.config`).
+/// * cursor: `~/.cursor/mcp.json`.
+/// * vscode: the user `mcp.json`: `~/.config/Code/User` (or
+///   `$XDG_CONFIG_HOME/Code/User`), `~/Library/Application Support/Code/User`,
+///   `%APPDATA%\Code\User`.
+/// * gemini: `~/.gemini/settings.json`, where `~` is `$GEMINI_CLI_HOME` when set.
+/// * codex: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
+///
+/// `~` is `HOME`, on Windows `USERPROFILE`.
+pub fn default_path(client: &str, os: Os, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    let get = |k: &str| env(k).filter(|v| !v.is_empty());
+    let sep = if os == Os::Windows { "\\" } else { "/" };
+    let join = |base: String, parts: &[&str]| {
+        let mut p = base.trim_end_matches(['/', '\\']).to_string();
+        if p.is_empty() {
+            p.push_str(sep);
+        }
+        for part in parts {
+            if !p.ends_with(['/', '\\']) {
+                p.push_str(sep);
+            }
+            p.push_str(part);
+        }
+        p
+    };
+    let missing = |var: &str| ConfigError::new(ErrorKind::Path, format!("the environment variable {var} is not set"));
+    let home_var = if os == Os::Windows { "USERPROFILE" } else { "HOME" };
+    let home = || get(home_var).ok_or_else(|| missing(home_var));
+    let xdg_config = || match get("XDG_CONFIG_HOME") {
+        Some(x) => Ok(x),
+        None => home().map(|h| join(h, &[".config"])),
+    };
+    let appdata = || get("APPDATA").ok_or_else(|| missing("APPDATA"));
+    Ok(match (client, os) {
+        ("claude-desktop", Os::Macos) => {
+            join(home()?, &["Library", "Application Support", "Claude", "claude_desktop_config.json"])
+        }
+        ("claude-desktop", Os::Windows) => join(appdata()?, &["Claude", "claude_desktop_config.json"]),
+        ("claude-desktop", Os::Linux) => join(xdg_config()?, &["Claude", "claude_desktop_config.json"]),
+        ("cursor", _) => join(home()?, &[".cursor", "mcp.json"]),
+        ("vscode", Os::Macos) => join(home()?, &["Library", "Application Support", "Code", "User", "mcp.json"]),
+        ("vscode", Os::Windows) => join(appdata()?, &["Code", "User", "mcp.json"]),
+        ("vscode", Os::Linux) => join(xdg_config()?, &["Code", "User", "mcp.json"]),
+        ("gemini", _) => {
+            let base = match get("GEMINI_CLI_HOME") {
+                Some(h) => h,
+                None => home()?,
+            };
+            join(base, &[".gemini", "settings.json"])
+        }
+        ("codex", _) => match get("CODEX_HOME") {
+            Some(h) => join(h, &["config.toml"]),
+            None => join(home()?, &[".codex", "config.toml"]),
+        },
+        _ => return Err(ConfigError::new(ErrorKind::Path, format!("no configuration file is known for {client}"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    fn up<'a>(format: Format, key: &'a str, name: &'a str, e: &'a Map<String, Value>) -> Update<'a> {
+        Update { format, servers_key: key, name, entry: e }
+    }
+
+    fn r_entry() -> Map<String, Value> {
+        entry(json!({"command": "/usr/bin/Rscript", "args": ["--vanilla", "/srv/my tools/server.R"],
+                     "env": {"R_LIBS": "/opt/R", "TOKEN": "a \"b\" = c"}}))
+    }
+
+    // ---- JSON
+
+    #[test]
+    fn json_new_file_is_two_space_indented() {
+        let e = r_entry();
+        let m = merge("", &up(Format::Json, "mcpServers", "r", &e), "f.json").unwrap();
+        assert!(!m.replaced);
+        assert!(m.text.starts_with("{\n  \"mcpServers\": {\n    \"r\": {\n      \"command\""));
+        assert!(m.text.ends_with("}\n"));
+        let v: Value = serde_json::from_str(&m.text).unwrap();
+        assert_eq!(v["mcpServers"]["r"]["env"]["TOKEN"], "a \"b\" = c");
+    }
+
+    #[test]
+    fn json_keeps_other_servers_settings_order_and_indentation() {
+        let text = "{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    },\n    \"zoom\": 1.5\n}";
+        let e = r_entry();
+        let m = merge(text, &up(Format::Json, "mcpServers", "r", &e), "f.json").unwrap();
+        let keys: Vec<&str> =
+            m.text.lines().filter_map(|l| l.strip_prefix("    \"")).map(|l| &l[..l.find('"').unwrap()]).collect();
+        assert_eq!(keys, ["theme", "mcpServers", "zoom"]);
+        assert!(m
+            .text
+            .contains("\n        \"other\": {\n            \"command\": \"x\"\n        },\n        \"r\": {"));
+        assert!(!m.text.ends_with('\n'));
+        let v: Value = serde_json::from_str(&m.text).unwrap();
+        assert_eq!(v["zoom"], 1.5);
+    }
+
+    #[test]
+    fn json_tabs_crlf_bom_and_one_line_files() {
+        let e = entry(json!({"command": "c", "args": []}));
+        let tabs = "{\r\n\t\"servers\": {}\r\n}\r\n";
+        let m = merge(tabs, &up(Format::Json, "servers", "r", &e), "f").unwrap();
+        assert_eq!(m.text, "{\r\n\t\"servers\": {\r\n\t\t\"r\": {\r\n\t\t\t\"command\": \"c\",\r\n\t\t\t\"args\": []\r\n\t\t}\r\n\t}\r\n}\r\n");
+        let m = merge("\u{feff}{\"a\":1}", &up(Format::Json, "servers", "r", &e), "f").unwrap();
+        assert_eq!(m.text, "\u{feff}{\"a\":1,\"servers\":{\"r\":{\"command\":\"c\",\"args\":[]}}}");
+        let m = merge("{\n}\n", &up(Format::Json, "servers", "r", &e), "f").unwrap();
+        assert!(m.text.starts_with("{\n  \"servers\""));
+    }
+
+    #[test]
+    fn json_updates_an_existing_entry_keeping_its_other_fields() {
+        let text =
+            r#"{"mcpServers": {"r": {"command": "old", "timeout": 30, "env": {"OLD": "1"}, "args": ["a"]}, "z": {}}}"#;
+        let e = entry(json!({"command": "new", "args": ["b"]}));
+        let m = merge(text, &up(Format::Json, "mcpServers", "r", &e), "f").unwrap();
+        assert!(m.replaced);
+        let v: Value = serde_json::from_str(&m.text).unwrap();
+        assert_eq!(v["mcpServers"]["r"], json!({"command": "new", "timeout": 30, "args": ["b"]}));
+        let order: Vec<&String> = v["mcpServers"]["r"].as_object().unwrap().keys().collect();
+        assert_eq!(order, ["command", "timeout", "args"]);
+        assert_eq!(v["mcpServers"].as_object().unwrap().keys().collect::<Vec<_>>(), ["r", "z"]);
+    }
+
+    #[test]
+    fn json_with_comments_or_trailing_commas_is_refused() {
+        let e = r_entry();
+        for (text, what, line) in [
+            ("{\n  // my servers\n  \"servers\": {}\n}", "comments", 2),
+            ("{\n  \"servers\": {} /* x */\n}", "comments", 2),
+            ("{\n  \"servers\": {\"a\": {\"args\": [1,2,],}},\n}", "a trailing comma", 2),
+            ("{\"servers\": {},\n}", "a trailing comma", 1),
+        ] {
+            let err = merge(text, &up(Format::Json, "servers", "r", &e), "mcp.json").unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Jsonc, "{text}");
+            assert!(err.message.contains(&format!("has {what} (line {line})")), "{}", err.message);
+        }
+        // Slashes and commas inside strings are not comments.
+        let ok = "{\"a\": \"http://x, ]\", \"b\": \"\\\"//\"}";
+        assert!(merge(ok, &up(Format::Json, "servers", "r", &e), "f").is_ok());
+    }
+
+    #[test]
+    fn json_invalid_or_wrongly_shaped_files_are_refused() {
+        let e = r_entry();
+        let cases = [
+            ("{\"a\": }", "f is not valid JSON: expected value at line 1 column 7."),
+            ("[1]", "f must hold a JSON object, not an array."),
+            ("{\"servers\": [1]}", "`servers` in f must be a JSON object, not an array."),
+        ];
+        for (text, msg) in cases {
+            let err = merge(text, &up(Format::Json, "servers", "r", &e), "f").unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Invalid);
+            assert_eq!(err.message, msg);
+        }
+    }
+
+    // ---- TOML
+
+    const CODEX: &str = "# Codex settings\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"x\"\nargs = [ \"-y\" ]   # keep this spacing\n\n# analytics\n[analytics]\nenabled = false\n";
+
+    #[test]
+    fn toml_new_entry_is_appended_and_everything_else_kept() {
+        let e = r_entry();
+        let m = merge(CODEX, &up(Format::Toml, "mcp_servers", "r-tools", &e), "config.toml").unwrap();
+        assert!(!m.replaced);
+        assert!(m.text.starts_with(CODEX));
+        assert_eq!(
+            &m.text[CODEX.len()..],
+            "\n[mcp_servers.r-tools]\ncommand = \"/usr/bin/Rscript\"\nargs = [\"--vanilla\", \"/srv/my tools/server.R\"]\n\n[mcp_servers.r-tools.env]\nR_LIBS = \"/opt/R\"\nTOKEN = \"a \\\"b\\\" = c\"\n"
+        );
+    }
+
+    #[test]
+    fn toml_snippet_from_nothing() {
+        let e = entry(json!({"command": "C:\\R\\bin\\Rscript.exe", "args": ["--vanilla", "it's.R"]}));
+        let m = merge("", &up(Format::Toml, "mcp_servers", "my tools", &e), "f").unwrap();
+        assert_eq!(
+            m.text,
+            "[mcp_servers.\"my tools\"]\ncommand = 'C:\\R\\bin\\Rscript.exe'\nargs = [\"--vanilla\", \"it's.R\"]\n"
+        );
+        let doc = Document::parse(m.text.as_str()).unwrap();
+        assert_eq!(doc["mcp_servers"]["my tools"]["command"].as_str(), Some("C:\\R\\bin\\Rscript.exe"));
+    }
+
+    #[test]
+    fn toml_strings_round_trip() {
+        for s in ["plain", "a\"b", "back\\slash", "it's \\ both", "tab\tnew\nline\r", "\u{1}\u{7f}é✓", "'"] {
+            let e = entry(json!({"command": s, "args": [s], "env": {s: s}}));
+            let m = merge("", &up(Format::Toml, "mcp_servers", s, &e), "f").unwrap();
+            let doc = Document::parse(m.text.as_str()).unwrap();
+            let t = &doc["mcp_servers"][s];
+            assert_eq!(t["command"].as_str(), Some(s), "{}", m.text);
+            assert_eq!(t["args"].as_array().and_then(|a| a.get(0)).and_then(|v| v.as_str()), Some(s));
+            assert_eq!(t["env"][s].as_str(), Some(s));
+        }
+    }
+
+    #[test]
+    fn toml_existing_entry_is_edited_in_place() {
+        let text = "top = 1\n\n# my R server\n[mcp_servers.r]  # header comment\ncommand = \"old\"   # which R\nstartup_timeout_sec = 30\nargs = [\"x\"]\n\n[mcp_servers.r.env]\nOLD = \"1\"\n\n# next\n[later]\nk = \"v\"\n";
+        let e = r_entry();
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        assert!(m.replaced);
+        assert_eq!(
+            m.text,
+            "top = 1\n\n# my R server\n[mcp_servers.r]  # header comment\ncommand = \"/usr/bin/Rscript\"   # which R\nstartup_timeout_sec = 30\nargs = [\"--vanilla\", \"/srv/my tools/server.R\"]\n\n[mcp_servers.r.env]\nR_LIBS = \"/opt/R\"\nTOKEN = \"a \\\"b\\\" = c\"\n\n# next\n[later]\nk = \"v\"\n"
+        );
+        // Without env this time: the env table goes, the rest stays.
+        let e = entry(json!({"command": "c", "args": []}));
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        assert_eq!(
+            m.text,
+            "top = 1\n\n# my R server\n[mcp_servers.r]  # header comment\ncommand = \"c\"   # which R\nstartup_timeout_sec = 30\nargs = []\n\n# next\n[later]\nk = \"v\"\n"
+        );
+    }
+
+    #[test]
+    fn toml_existing_entry_gains_missing_fields_and_env() {
+        let text = "[mcp_servers.r]\nenabled = true\n[x]\n";
+        let e = r_entry();
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        assert_eq!(
+            m.text,
+            "[mcp_servers.r]\ncommand = \"/usr/bin/Rscript\"\nargs = [\"--vanilla\", \"/srv/my tools/server.R\"]\nenabled = true\n\n[mcp_servers.r.env]\nR_LIBS = \"/opt/R\"\nTOKEN = \"a \\\"b\\\" = c\"\n[x]\n"
+        );
+    }
+
+    #[test]
+    fn toml_inline_env_is_replaced_or_removed() {
+        let text = "[mcp_servers.r]\ncommand = \"c\"\nenv = { A = \"1\" } # inline\nargs = []\r\n";
+        let e = entry(json!({"command": "c", "args": [], "env": {"B": "2"}}));
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        assert_eq!(m.text, "[mcp_servers.r]\ncommand = \"c\"\nenv = { B = \"2\" } # inline\nargs = []\r\n");
+        let e = entry(json!({"command": "c", "args": []}));
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        assert_eq!(m.text, "[mcp_servers.r]\ncommand = \"c\"\nargs = []\r\n");
+    }
+
+    #[test]
+    fn toml_crlf_files_get_crlf() {
+        let text = "a = 1\r\n";
+        let e = entry(json!({"command": "c", "env": {"K": "v"}}));
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        assert_eq!(
+            m.text,
+            "a = 1\r\n\r\n[mcp_servers.r]\r\ncommand = \"c\"\r\n\r\n[mcp_servers.r.env]\r\nK = \"v\"\r\n"
+        );
+    }
+
+    #[test]
+    fn toml_layouts_not_edited_and_invalid_files_are_refused() {
+        let e = r_entry();
+        let cases = [
+            ("mcp_servers = { a = { command = \"x\" } }\n", ErrorKind::Layout, "is an inline table"),
+            ("mcp_servers = 3\n", ErrorKind::Invalid, "`mcp_servers` in f must be a table."),
+            (
+                "[mcp_servers]\nr = { command = \"x\" }\n",
+                ErrorKind::Layout,
+                "is not written as a [mcp_servers.r] table",
+            ),
+            ("[mcp_servers.r.env]\nA = \"1\"\n", ErrorKind::Layout, "is not written as a [mcp_servers.r] table"),
+            ("[mcp_servers.r]\ncommand = \"x\"\nenv.A = \"1\"\n", ErrorKind::Layout, "`env` of the entry `r`"),
+            ("[mcp_servers.r]\ncommand.x = 1\n", ErrorKind::Layout, "`command` of the entry `r`"),
+            ("a = \n", ErrorKind::Invalid, "f is not valid TOML at line 1, column"),
+            ("[a]\n[a]\n", ErrorKind::Invalid, "f is not valid TOML at line 2"),
+        ];
+        for (text, kind, msg) in cases {
+            let err = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap_err();
+            assert_eq!(err.kind, kind, "{text}: {}", err.message);
+            assert!(err.message.contains(msg), "{text}: {}", err.message);
+        }
+    }
+
+    #[test]
+    fn toml_dotted_servers_table_still_verifies() {
+        // Root-level dotted keys define mcp_servers; appending a table header
+        // for a new server is valid TOML and the check confirms it.
+        let text = "mcp_servers.a.command = \"x\"\n";
+        let e = entry(json!({"command": "c"}));
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        let doc = Document::parse(m.text.as_str()).unwrap();
+        assert_eq!(doc["mcp_servers"]["a"]["command"].as_str(), Some("x"));
+        assert_eq!(doc["mcp_servers"]["r"]["command"].as_str(), Some("c"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn toml_any_strings_round_trip_and_keep_the_rest(
+            name in "\\PC{1,12}", command in "\\PC{0,20}", arg in ".{0,20}", k in "\\PC{1,8}", v in ".{0,20}",
+        ) {
+            let e = entry(json!({"command": command, "args": [arg, "x"], "env": {k.clone(): v}}));
+            let m = merge(CODEX, &up(Format::Toml, "mcp_servers", &name, &e), "f").unwrap();
+            proptest::prop_assert!(m.text.starts_with(CODEX));
+            let doc = Document::parse(m.text.as_str()).unwrap();
+            let t = &doc["mcp_servers"][name.as_str()];
+            proptest::prop_assert_eq!(t["command"].as_str(), Some(command.as_str()));
+            proptest::prop_assert_eq!(t["args"].as_array().and_then(|a| a.get(0)).and_then(|x| x.as_str()), Some(arg.as_str()));
+            proptest::prop_assert_eq!(t["env"][k.as_str()].as_str(), Some(v.as_str()));
+            // Updating it again (now in place) gives the same values.
+            let again = merge(&m.text, &up(Format::Toml, "mcp_servers", &name, &e), "f").unwrap();
+            proptest::prop_assert!(again.replaced);
+            proptest::prop_assert_eq!(again.text, m.text);
+        }
+    }
+
+    #[test]
+    fn apply_edits_refuses_overlaps() {
+        assert_eq!(apply_edits("abcdef", vec![(1..2, "X".into()), (4..4, "Y".into())]).as_deref(), Some("aXcdYef"));
+        assert_eq!(apply_edits("abc", vec![(0..2, "X".into()), (1..3, "Y".into())]), None);
+        assert_eq!(apply_edits("abc", vec![(2..9, "X".into())]), None);
+    }
+
+    // ---- files
+
+    fn tempdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mcplite-config-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn write_creates_then_updates_with_a_backup() {
+        let dir = tempdir("write");
+        let path = dir.join("sub").join("settings.json");
+        let e = r_entry();
+        let u = up(Format::Json, "mcpServers", "r", &e);
+        let w = write_entry(&path, &u).unwrap();
+        assert_eq!(w.backup, None);
+        assert!(!w.replaced);
+        let first = fs::read_to_string(&path).unwrap();
+        let w = write_entry(&path, &u).unwrap();
+        assert!(w.replaced);
+        assert_eq!(w.backup.as_deref(), Some(backup_path(&w.path).as_path()));
+        assert_eq!(fs::read_to_string(backup_path(&path)).unwrap(), first);
+        // No temporary files are left behind.
+        let names: Vec<String> = fs::read_dir(dir.join("sub"))
+            .unwrap()
+            .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn write_refuses_invalid_and_read_only_files_and_changes_nothing() {
+        let dir = tempdir("refuse");
+        let e = r_entry();
+        let bad = dir.join("config.toml");
+        fs::write(&bad, "model = \n").unwrap();
+        let err = write_entry(&bad, &up(Format::Toml, "mcp_servers", "r", &e)).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Invalid);
+        assert!(err.message.ends_with("Nothing was changed."), "{}", err.message);
+        assert_eq!(fs::read_to_string(&bad).unwrap(), "model = \n");
+        let ro = dir.join("ro.json");
+        fs::write(&ro, "{}").unwrap();
+        let mut perms = fs::metadata(&ro).unwrap().permissions();
+        perms.set_readonly(true);
+        fs::set_permissions(&ro, perms).unwrap();
+        let err = write_entry(&ro, &up(Format::Json, "mcpServers", "r", &e)).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Io);
+        assert!(err.message.contains("is read-only"), "{}", err.message);
+        assert_eq!(fs::read_to_string(&ro).unwrap(), "{}");
+        assert!(!backup_path(&ro).exists());
+        let err = write_entry(&dir, &up(Format::Json, "mcpServers", "r", &e)).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Io);
+        let mut perms = fs::metadata(&ro).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        let _ = fs::set_permissions(&ro, perms);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn write_keeps_the_mode_and_follows_symlinks() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempdir("mode");
+        let real = dir.join("real.toml");
+        fs::write(&real, "a = 1\n").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.join("link.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let e = entry(json!({"command": "c"}));
+        let w = write_entry(&link, &up(Format::Toml, "mcp_servers", "r", &e)).unwrap();
+        assert_eq!(w.path, fs::canonicalize(&real).unwrap());
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(fs::read_to_string(&real).unwrap().contains("[mcp_servers.r]"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    // ---- default files
+
+    #[test]
+    fn default_paths_per_os() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        let unix = env(&[("HOME", "/home/u")]);
+        let xdg = env(&[
+            ("HOME", "/home/u"),
+            ("XDG_CONFIG_HOME", "/cfg/"),
+            ("CODEX_HOME", "/ch"),
+            ("GEMINI_CLI_HOME", "/gh"),
+        ]);
+        let win =
+            env(&[("USERPROFILE", "C:\\Users\\u"), ("APPDATA", "C:\\Users\\u\\AppData\\Roaming"), ("HOME", "ignored")]);
+        type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+        let cases: [(&str, Os, Env<'_>, &str); 16] = [
+            ("claude-desktop", Os::Linux, &unix, "/home/u/.config/Claude/claude_desktop_config.json"),
+            ("claude-desktop", Os::Linux, &xdg, "/cfg/Claude/claude_desktop_config.json"),
+            (
+                "claude-desktop",
+                Os::Macos,
+                &unix,
+                "/home/u/Library/Application Support/Claude/claude_desktop_config.json",
+            ),
+            ("claude-desktop", Os::Windows, &win, "C:\\Users\\u\\AppData\\Roaming\\Claude\\claude_desktop_config.json"),
+            ("cursor", Os::Linux, &unix, "/home/u/.cursor/mcp.json"),
+            ("cursor", Os::Windows, &win, "C:\\Users\\u\\.cursor\\mcp.json"),
+            ("vscode", Os::Linux, &unix, "/home/u/.config/Code/User/mcp.json"),
+            ("vscode", Os::Linux, &xdg, "/cfg/Code/User/mcp.json"),
+            ("vscode", Os::Macos, &unix, "/home/u/Library/Application Support/Code/User/mcp.json"),
+            ("vscode", Os::Windows, &win, "C:\\Users\\u\\AppData\\Roaming\\Code\\User\\mcp.json"),
+            ("gemini", Os::Linux, &unix, "/home/u/.gemini/settings.json"),
+            ("gemini", Os::Macos, &xdg, "/gh/.gemini/settings.json"),
+            ("gemini", Os::Windows, &win, "C:\\Users\\u\\.gemini\\settings.json"),
+            ("codex", Os::Linux, &unix, "/home/u/.codex/config.toml"),
+            ("codex", Os::Linux, &xdg, "/ch/config.toml"),
+            ("codex", Os::Windows, &win, "C:\\Users\\u\\.codex\\config.toml"),
+        ];
+        for (client, os, env, want) in cases {
+            assert_eq!(default_path(client, os, env).unwrap(), want, "{client} {os:?}");
+        }
+        let none = |_: &str| None;
+        let err = default_path("codex", Os::Linux, &none).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Path);
+        assert!(err.message.contains("HOME is not set"));
+        let err = default_path("vscode", Os::Windows, &env(&[("USERPROFILE", "C:\\u")])).unwrap_err();
+        assert!(err.message.contains("APPDATA is not set"));
+        assert!(default_path("claude-code", Os::Linux, &unix).is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! R entry points of `mcp_config()`: client configuration snippets and files.
+//! The logic lives in `mcplite_core::config_file`; this file converts the
+//! entry from R and the outcome to R.
+//!
+//! Every entry point returns `list(value, error)`; an error is
+//! `list(kind, message)` with kind `invalid`, `jsonc`, `layout`, `io` or
+//! `path` (R raises `mcplite_error_config_<kind>`, or an argument error for
+//! `path`).
+
+use extendr_api::prelude::*;
+use mcplite_core::config_file::{self, ConfigError, ErrorKind, Format, Update};
+use serde_json::{Map, Value};
+
+fn ok(value: Robj) -> Robj {
+    list!(value = value, error = ()).into()
+}
+
+fn fail(e: &ConfigError) -> Robj {
+    list!(value = (), error = list!(kind = e.kind.as_str(), message = e.message.as_str())).into()
+}
+
+fn fail_invalid(message: String) -> Robj {
+    fail(&ConfigError { kind: ErrorKind::Invalid, message })
+}
+
+/// The entry (a named list) as a JSON object, in the fixed encoding.
+fn entry_object(entry: &Robj) -> std::result::Result<Map<String, Value>, String> {
+    match mcplite_core::r::fixed::encode(&crate::sexp::Sx::borrowed(entry), "entry") {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err("the entry must be a named list".into()),
+        Err(e) => Err(e.message("entry")),
+    }
+}
+
+fn with_update(format: &str, key: &str, name: &str, entry: &Robj, f: impl FnOnce(&Update<'_>) -> Robj) -> Robj {
+    let Some(format) = Format::parse(format) else {
+        return fail_invalid(format!("unknown configuration format {format:?}"));
+    };
+    let entry = match entry_object(entry) {
+        Ok(m) => m,
+        Err(e) => return fail_invalid(e),
+    };
+    f(&Update { format, servers_key: key, name, entry: &entry })
+}
+
+/// The configuration text `text` (`""` for a new file) with the server entry
+/// merged in; `file` names it in messages.
+/// @noRd
+#[extendr]
+fn rust_config_merge(text: &str, format: &str, key: &str, name: &str, entry: Robj, file: &str) -> Robj {
+    with_update(format, key, name, &entry, |u| match config_file::merge(text, u, file) {
+        Ok(m) => ok(m.text.into()),
+        Err(e) => fail(&e),
+    })
+}
+
+/// Merge the server entry into the file at `path`, atomically, keeping the
+/// previous file as `<path>.bak`: `list(path, backup, replaced)`.
+/// @noRd
+#[extendr]
+fn rust_config_write(path: &str, format: &str, key: &str, name: &str, entry: Robj) -> Robj {
+    with_update(format, key, name, &entry, |u| match config_file::write_entry(std::path::Path::new(path), u) {
+        Ok(w) => {
+            let backup: Robj = match &w.backup {
+                Some(b) => b.to_string_lossy().into_owned().into(),
+                None => ().into(),
+            };
+            ok(list!(path = w.path.to_string_lossy().into_owned(), backup = backup, replaced = w.replaced).into())
+        }
+        Err(e) => fail(&e),
+    })
+}
+
+/// The default configuration file of a client on this system, from the
+/// environment (HOME, USERPROFILE, APPDATA, XDG_CONFIG_HOME, CODEX_HOME,
+/// GEMINI_CLI_HOME).
+/// @noRd
+#[extendr]
+fn rust_config_default_path(client: &str) -> Robj {
+    let env = |k: &str| std::env::var(k).ok();
+    match config_file::default_path(client, config_file::Os::current(), &env) {
+        Ok(p) => ok(p.into()),
+        Err(e) => fail(&e),
+    }
+}
+
+extendr_module! {
+    mod config_file;
+    fn rust_config_merge;
+    fn rust_config_write;
+    fn rust_config_default_path;
+}

@@ -1,0 +1,107 @@
+//! Requests to stop serving (signals, console events), kept apart from R's
+//! own interrupt flag: while the server waits or runs its own R code, such a
+//! request only counts here, so R never sees an interrupt it would raise in
+//! the wrong place; while a tool's R code runs in this process, an interrupt
+//! is handed on to R's handler instead (it interrupts that tool), and a
+//! termination request does both.
+//!
+//! Everything a handler touches is a lock-free atomic, so the handlers are
+//! async-signal-safe and may run on any thread.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+
+/// How deep in R code run for a tool this process is (0: not in a tool).
+static FOR_TOOL: AtomicUsize = AtomicUsize::new(0);
+/// Stop requests since the handlers were installed, and how many of them
+/// asked to terminate (SIGTERM, SIGHUP; close, logoff, shutdown).
+static REQUESTS: AtomicU32 = AtomicU32::new(0);
+static TERMINATIONS: AtomicU32 = AtomicU32::new(0);
+/// An interrupt was handed on to R's handler since the last look.
+static FORWARDED: AtomicBool = AtomicBool::new(false);
+/// Whether the handlers are installed.
+pub(super) static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// What the OS-specific handler does with a signal or event. `interrupt`:
+/// SIGINT or Ctrl-C/Ctrl-Break (else a termination request); `can_forward`:
+/// whether the caller can hand an interrupt to R's handler. Returns whether
+/// it must (a tool's R code runs).
+pub(super) fn on_signal(interrupt: bool, can_forward: bool) -> bool {
+    let for_tool = FOR_TOOL.load(Ordering::SeqCst) > 0;
+    let forward = for_tool && can_forward;
+    // An interrupt during a tool is for that tool only.
+    if !(interrupt && forward) {
+        REQUESTS.fetch_add(1, Ordering::SeqCst);
+    }
+    if !interrupt {
+        TERMINATIONS.fetch_add(1, Ordering::SeqCst);
+    }
+    if forward {
+        FORWARDED.store(true, Ordering::SeqCst);
+    }
+    forward
+}
+
+/// While alive, SIGINT, SIGTERM and SIGHUP (on Windows: the console's
+/// Ctrl-C, Ctrl-Break, close, logoff and shutdown events) are stop requests
+/// (see the module documentation); dropping it puts the previous handlers
+/// back. Only one can be alive at a time.
+pub struct StopSignals {
+    saved: super::imp::SavedSignals,
+}
+
+impl StopSignals {
+    pub fn install() -> std::io::Result<StopSignals> {
+        if INSTALLED.swap(true, Ordering::SeqCst) {
+            return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "stop signals are already caught"));
+        }
+        REQUESTS.store(0, Ordering::SeqCst);
+        TERMINATIONS.store(0, Ordering::SeqCst);
+        FORWARDED.store(false, Ordering::SeqCst);
+        match super::imp::catch_stop_signals() {
+            Ok(saved) => Ok(StopSignals { saved }),
+            Err(e) => {
+                INSTALLED.store(false, Ordering::SeqCst);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for StopSignals {
+    fn drop(&mut self) {
+        super::imp::restore_stop_signals(&self.saved);
+        INSTALLED.store(false, Ordering::SeqCst);
+    }
+}
+
+/// How many stop requests arrived since [`StopSignals::install`], and how
+/// many of those asked to terminate.
+pub fn stop_requests() -> (u32, u32) {
+    (REQUESTS.load(Ordering::SeqCst), TERMINATIONS.load(Ordering::SeqCst))
+}
+
+/// Marks R code run for a tool (the tool itself, converting its result):
+/// while one is alive, an interrupt goes to R's handler. Nests.
+pub struct ForTool(());
+
+impl ForTool {
+    pub fn enter() -> ForTool {
+        FOR_TOOL.fetch_add(1, Ordering::SeqCst);
+        ForTool(())
+    }
+
+    /// Leaves; returns whether an interrupt was handed to R during the
+    /// outermost one (R may still hold it: the caller makes R drop it, so it
+    /// interrupts nothing later).
+    pub fn leave(self) -> bool {
+        let outermost = FOR_TOOL.fetch_sub(1, Ordering::SeqCst) == 1;
+        std::mem::forget(self);
+        outermost && FORWARDED.swap(false, Ordering::SeqCst)
+    }
+}
+
+impl Drop for ForTool {
+    fn drop(&mut self) {
+        FOR_TOOL.fetch_sub(1, Ordering::SeqCst);
+    }
+}

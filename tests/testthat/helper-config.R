@@ -1,0 +1,80 @@
+# Helpers for the mcp_config() tests: a temporary home directory for every
+# client, and the real clients' command-line programs from npm.
+
+# The variables through which mcp_config() and the clients find their files:
+# all of them point into `home`, so nothing reads or writes the real home.
+config_home_env <- function(home) {
+  c(
+    HOME = home, USERPROFILE = home,
+    APPDATA = file.path(home, "AppData", "Roaming"),
+    LOCALAPPDATA = file.path(home, "AppData", "Local"),
+    XDG_CONFIG_HOME = file.path(home, ".config"),
+    XDG_CACHE_HOME = file.path(home, ".cache"),
+    XDG_DATA_HOME = file.path(home, ".local", "share"),
+    XDG_STATE_HOME = file.path(home, ".local", "state"),
+    CODEX_HOME = file.path(home, ".codex"),
+    GEMINI_CLI_HOME = home,
+    CLAUDE_CONFIG_DIR = file.path(home, ".claude")
+  )
+}
+
+# Run `code` with the environment pointing at a new temporary home; the
+# previous values come back afterwards. `code` sees the home as `home`.
+with_config_home <- function(code) {
+  home <- tempfile("home-")
+  dir.create(home)
+  home <- normalizePath(home, winslash = "/")
+  vars <- config_home_env(home)
+  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
+  on.exit({
+    set <- old[!is.na(old)]
+    if (length(set)) do.call(Sys.setenv, as.list(set))
+    Sys.unsetenv(names(old)[is.na(old)])
+    unlink(home, recursive = TRUE)
+  }, add = TRUE)
+  do.call(Sys.setenv, as.list(vars))
+  eval(substitute(code), list(home = home), parent.frame())
+}
+
+# Scrub temporary paths from printed messages.
+scrub_home <- function(x, home) {
+  x <- gsub(home, "<home>", x, fixed = TRUE)
+  gsub(normalizePath(tempdir(), winslash = "/"), "<tmp>", x, fixed = TRUE)
+}
+
+# A real client's program, installed by `npm ci` in tests/clients (see
+# tools/install.sh). tools/test.sh sets MCPLITE_REQUIRE_NODE_TESTS=true:
+# there a missing program fails instead of skipping.
+client_program <- function(name) {
+  exe <- if (.Platform$OS.type == "windows") paste0(name, ".cmd") else name
+  bin <- tryCatch(testthat::test_path("..", "clients", "node_modules", ".bin", exe), error = function(e) "")
+  have <- nzchar(bin) && file.exists(bin) && nzchar(Sys.which("node"))
+  if (!have) {
+    why <- sprintf(
+      "the %s command-line client is not installed (run `npm ci` in tests/clients, as tools/install.sh does; the R CMD check tarball has no tests/clients)",
+      name)
+    if (identical(Sys.getenv("MCPLITE_REQUIRE_NODE_TESTS"), "true")) testthat::fail(why)
+    testthat::skip(why)
+  }
+  normalizePath(bin)
+}
+
+# Run a client program in `dir` with the temporary home `home`, telemetry,
+# error reports and update checks off (each client's own switches), bounded
+# by a timeout. Returns processx's result, stdout and stderr joined in `$out`.
+run_client <- function(program, args, home, dir = home, env = NULL, timeout = 90) {
+  vars <- c(
+    "current", config_home_env(home),
+    # Claude Code
+    DISABLE_TELEMETRY = "1", DISABLE_ERROR_REPORTING = "1", DISABLE_AUTOUPDATER = "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1",
+    # Gemini CLI (also privacy.usageStatisticsEnabled = false in its settings)
+    GEMINI_TELEMETRY_ENABLED = "false", GEMINI_CLI_TRUST_WORKSPACE = "true",
+    NO_COLOR = "1",
+    env
+  )
+  res <- processx::run(program, args, wd = dir, env = vars, timeout = timeout,
+                       error_on_status = FALSE, stdin = NULL)
+  res$out <- paste0(res$stdout, res$stderr)
+  res
+}

@@ -1,0 +1,285 @@
+# The real clients take what mcp_config() prints and writes: Claude Code,
+# Gemini CLI and Codex CLI from npm (tests/clients/package.json), each run
+# with a temporary home (helper-config.R) and a timeout. The commands print
+# and check configurations; none needs an account or the network.
+
+# A copy of the fixture server that records its environment, in `dir`.
+env_server <- function(dir) {
+  dir.create(dir, recursive = TRUE, showWarnings = FALSE)
+  file.copy(mcp_fixture_server("env-server.R"), dir)
+  normalizePath(file.path(dir, "env-server.R"), winslash = "/")
+}
+
+# The environments the copies of the server were started with, one named
+# character vector per start; the records are removed.
+recorded_envs <- function(server) {
+  files <- Sys.glob(paste0(server, ".env-*"))
+  on.exit(unlink(files))
+  lapply(files, function(f) {
+    lines <- readLines(f)
+    stats::setNames(sub("^[^=]*=", "", lines), sub("=.*$", "", lines))
+  })
+}
+
+config_rscript <- function() normalizePath(mcp_rscript(), winslash = "/", mustWork = FALSE)
+
+test_that("Claude Code takes the printed command, with and without env, and connects", {
+  claude <- client_program("claude")
+  skip_on_os("windows") # the printed commands are run through sh
+  skip_if_no_mcplite_child()
+  with_config_home({
+    project <- file.path(home, "project")
+    dir.create(project)
+    server <- env_server(file.path(home, "server"))
+    libs <- child_env()
+    out <- capture.output(printed <- c(
+      mcp_config(server, "claude-code", name = "plain"),
+      mcp_config(server, "claude-code", name = "one-env", env = libs),
+      mcp_config(server, "claude-code", name = "several",
+                 env = c(libs, GREETING = "hello world", QUOTE = "it's", EQUALS = "a=b"))
+    ))
+    for (cmd in printed) {
+      expect_match(cmd, "^claude mcp add --transport stdio [a-z-]+ (--env|--) ")
+      res <- run_client("sh", c("-c", sub("^claude", shQuote(claude), cmd)), home, project)
+      expect_equal(res$status, 0, info = res$out)
+      expect_match(res$out, "Added stdio MCP server", fixed = TRUE)
+    }
+    # The forms Claude Code's own `claude mcp add --help` shows: `-e` after
+    # the name and no --transport, and add-json with the JSON entry.
+    rscript <- config_rscript()
+    res <- run_client(claude, c("mcp", "add", "help-form", "-e", paste0("R_LIBS=", libs[["R_LIBS"]]),
+                                "--", rscript, "--vanilla", server), home, project)
+    expect_equal(res$status, 0, info = res$out)
+    entry <- list(type = "stdio", command = rscript, args = c("--vanilla", server), env = as.list(libs))
+    res <- run_client(claude, c("mcp", "add-json", "from-json", jsonlite::toJSON(entry, auto_unbox = TRUE)),
+                      home, project)
+    expect_equal(res$status, 0, info = res$out)
+    # What mcp_config() printed before: -e takes several values, so it takes
+    # the name too, and Claude Code refuses the command.
+    res <- run_client(claude, c("mcp", "add", "--transport", "stdio", "--env", "A=1", "old-form",
+                                "--", rscript, "--vanilla", server), home, project)
+    expect_false(res$status == 0)
+    expect_match(res$out, "Invalid environment variable format: old-form", fixed = TRUE)
+
+    res <- run_client(claude, c("mcp", "list"), home, project,
+                      env = c(MCPLITE_FROM_CLIENT = "inherited", MY_API_TOKEN = "not-a-secret"))
+    expect_equal(res$status, 0, info = res$out)
+    for (name in c("plain", "one-env", "several", "help-form", "from-json")) {
+      line <- grep(paste0("^", name, ": "), strsplit(res$out, "\n")[[1]], value = TRUE)
+      expect_length(line, 1)
+      expect_match(line, "\u2714 Connected", fixed = TRUE, info = res$out)
+    }
+    expect_no_match(res$out, "old-form")
+    # Claude Code starts servers with its own environment, and the entry's on top.
+    seen <- recorded_envs(server)
+    expect_gte(length(seen), 5)
+    for (env in seen) {
+      expect_equal(env[["MCPLITE_FROM_CLIENT"]], "inherited")
+      expect_equal(env[["MY_API_TOKEN"]], "not-a-secret")
+      expect_equal(env[["CLAUDECODE"]], "1")
+    }
+    expect_true(any(vapply(seen, function(e) identical(e["GREETING"][[1]], "hello world"), logical(1))))
+    res <- run_client(claude, c("mcp", "get", "several"), home, project)
+    expect_match(res$out, "GREETING=hello world", fixed = TRUE)
+    expect_match(res$out, "QUOTE=it's", fixed = TRUE)
+    expect_match(res$out, "EQUALS=a=b", fixed = TRUE)
+    # Everything went into the temporary home.
+    expect_true(file.exists(file.path(home, ".claude", ".claude.json")))
+  })
+})
+
+test_that("Gemini CLI connects to the server mcp_config(write = TRUE) wrote; its own mcp add keeps it", {
+  gemini <- client_program("gemini")
+  skip_if_no_mcplite_child()
+  with_config_home({
+    project <- file.path(home, "project")
+    dir.create(project)
+    server <- env_server(file.path(home, "server"))
+    settings <- file.path(home, ".gemini", "settings.json")
+    dir.create(dirname(settings))
+    writeLines(c("{", "  \"privacy\": {", "    \"usageStatisticsEnabled\": false", "  }", "}"), settings)
+    libs <- child_env()
+    out <- capture.output(written <- mcp_config(server, "gemini", env = c(libs, FROM_CONFIG = "given"), write = TRUE))
+    expect_equal(written, settings)
+    # gemini mcp add (user scope) writes into the same file.
+    res <- run_client(gemini, c("mcp", "add", "--scope", "user", "-e", paste0("R_LIBS=", libs[["R_LIBS"]]),
+                                "by-gemini", config_rscript(), "--vanilla", server), home, project)
+    expect_equal(res$status, 0, info = res$out)
+    cfg <- jsonlite::read_json(settings)
+    expect_equal(names(cfg$mcpServers), c("env-server", "by-gemini"))
+    expect_equal(cfg$privacy, list(usageStatisticsEnabled = FALSE))
+    expect_equal(cfg$mcpServers[["by-gemini"]]$args, list("--vanilla", server))
+
+    res <- run_client(gemini, c("mcp", "list"), home, project,
+                      env = c(MCPLITE_FROM_CLIENT = "inherited", MY_API_TOKEN = "not-a-secret"))
+    expect_equal(res$status, 0, info = res$out)
+    for (name in c("env-server", "by-gemini")) {
+      line <- grep(paste0("\u2713 ", name, ": "), strsplit(res$out, "\n")[[1]], value = TRUE, fixed = TRUE)
+      expect_length(line, 1)
+      expect_match(line, "(stdio) - Connected", fixed = TRUE, info = res$out)
+    }
+    # Gemini CLI passes its environment on without the variables whose names
+    # look secret (TOKEN, KEY, ...); the entry's own env arrives.
+    seen <- recorded_envs(server)
+    expect_gte(length(seen), 2)
+    for (env in seen) {
+      expect_equal(env[["MCPLITE_FROM_CLIENT"]], "inherited")
+      expect_false("MY_API_TOKEN" %in% names(env))
+    }
+    expect_true(any(vapply(seen, function(e) identical(e["FROM_CONFIG"][[1]], "given"), logical(1))))
+  })
+})
+
+test_that("Codex CLI lists the entry mcp_config(write = TRUE) wrote and the one its printed command added", {
+  codex <- client_program("codex")
+  skip_on_os("windows") # the printed command is run through sh
+  with_config_home({
+    project <- file.path(home, "project")
+    dir.create(project)
+    server <- env_server(file.path(home, "server"))
+    config <- file.path(home, ".codex", "config.toml")
+    dir.create(dirname(config))
+    old <- c("# kept by hand", "check_for_update_on_startup = false", "", "[analytics]", "enabled = false")
+    writeLines(old, config)
+    out <- capture.output(written <- mcp_config(server, "codex", env = c(R_LIBS = "/opt/R/lib"), write = TRUE))
+    expect_equal(written, config)
+    out <- capture.output(mcp_config(server, "codex", name = "by-command",
+                                     env = c(GREETING = "hello world", QUOTE = "it's", EQUALS = "a=b")))
+    cmd <- out[[length(out)]]
+    expect_match(cmd, "^codex mcp add by-command --env 'GREETING=hello world' --env ")
+    res <- run_client("sh", c("-c", sub("^codex", shQuote(codex), cmd)), home, project)
+    expect_equal(res$status, 0, info = res$out)
+    expect_match(res$out, "Added global MCP server 'by-command'", fixed = TRUE)
+
+    res <- run_client(codex, c("mcp", "list", "--json"), home, project)
+    expect_equal(res$status, 0, info = res$out)
+    listed <- jsonlite::parse_json(res$stdout)
+    names(listed) <- vapply(listed, `[[`, "", "name")
+    expect_setequal(names(listed), c("env-server", "by-command"))
+    for (s in listed) {
+      expect_true(s$enabled)
+      expect_equal(s$transport$type, "stdio")
+      expect_equal(s$transport$command, config_rscript())
+      expect_equal(s$transport$args, list("--vanilla", server))
+    }
+    expect_equal(listed[["env-server"]]$transport$env, list(R_LIBS = "/opt/R/lib"))
+    expect_equal(listed[["by-command"]]$transport$env[c("GREETING", "QUOTE", "EQUALS")],
+                 list(GREETING = "hello world", QUOTE = "it's", EQUALS = "a=b"))
+    res <- run_client(codex, c("mcp", "list"), home, project)
+    expect_match(res$out, "env-server", fixed = TRUE)
+    # Both edits kept the settings and the comment at the top.
+    expect_equal(readLines(config)[seq_along(old)], old)
+  })
+})
+
+# A script of the helpers in tests/clients (node).
+client_script <- function(name) {
+  client_program(if (name == "gemini-call.mjs") "gemini" else "codex")
+  normalizePath(testthat::test_path("..", "clients", name))
+}
+
+test_that("Gemini CLI's client rejects a text block that parses as a JSON number or array", {
+  probe <- client_script("gemini-call.mjs")
+  skip_if_no_mcplite_child()
+  server <- server_script(c(
+    "library(mcplite)",
+    "mcp_server(list(",
+    "  tool(function() 5, 'A number.', name = 'number'),",
+    "  tool(function() c(1, 2), 'Two numbers.', name = 'vector'),",
+    "  tool(function() '42', 'A string of digits.', name = 'digits'),",
+    "  tool(function() data.frame(x = 1:2), 'A data frame.', name = 'frame'),",
+    "  tool(function() TRUE, 'A flag.', name = 'flag'),",
+    "  tool(function() 'hello', 'A word.', name = 'word'),",
+    "  tool(function() list(total = 5), 'A named list.', name = 'named_list'),",
+    "  tool(function() tool_result(structured_content = list(total = 5)), 'Structured.', name = 'structured')",
+    "))"
+  ))
+  res <- processx::run("node", c(probe, config_rscript(), "--vanilla", server),
+                       env = c("current", child_env()), timeout = 90, error_on_status = FALSE)
+  expect_equal(res$status, 0, info = res$stderr)
+  out <- jsonlite::parse_json(res$stdout)
+  for (name in c("number", "vector", "digits", "frame", "flag")) {
+    expect_false(out[[name]]$ok)
+    expect_match(out[[name]]$error, "expected record", fixed = TRUE)
+    expect_match(out[[name]]$error, "structuredContent", fixed = TRUE)
+  }
+  expect_match(out$number$error, "received number", fixed = TRUE)
+  expect_match(out$vector$error, "received array", fixed = TRUE)
+  expect_match(out$flag$error, "received boolean", fixed = TRUE)
+  expect_true(out$word$ok)
+  expect_null(out$word$structuredContent)
+  for (name in c("named_list", "structured")) {
+    expect_true(out[[name]]$ok)
+    expect_equal(out[[name]]$structuredContent, list(total = 5))
+  }
+})
+
+test_that("Codex CLI asks the model before a slow server is ready, unless the entry says required = true", {
+  mock <- client_script("mock-model.mjs")
+  codex <- client_program("codex")
+  skip_if_no_mcplite_child()
+  with_config_home({
+    project <- file.path(home, "project")
+    dir.create(project)
+    # Each run's servers log to the file the entry's env names: a server an
+    # earlier run started late (after that run ended) logs to that run's file.
+    server <- server_script(c(
+      "log <- Sys.getenv('SERVER_LOG')",
+      "cat(as.numeric(Sys.time()), Sys.getpid(), 'start\\n', file = log, append = TRUE)",
+      sprintf("writeLines(Sys.getenv(c('MCPLITE_FROM_CLIENT', 'FROM_CONFIG'), 'unset'), %s)",
+              deparse(file.path(home, "server-env.txt"))),
+      "Sys.sleep(3)",
+      "cat(as.numeric(Sys.time()), Sys.getpid(), 'serving\\n', file = log, append = TRUE)",
+      "mcplite::mcp_server(mcplite::tool(function() 'ok', 'Answer ok.', name = 'slow_ping'))"
+    ), dir = file.path(home, "my-tools"))
+    port_file <- file.path(home, "port")
+    requests <- file.path(home, "requests.jsonl")
+    model <- processx::process$new("node", c(mock, port_file, requests), cleanup = TRUE)
+    on.exit(model$kill(), add = TRUE)
+    for (i in 1:100) if (!file.exists(port_file)) Sys.sleep(0.05)
+    port <- readLines(port_file, warn = FALSE)
+    config <- file.path(home, ".codex", "config.toml")
+    dir.create(dirname(config))
+    writeLines(c(
+      "model = \"mock-model\"", "model_provider = \"mock\"", "check_for_update_on_startup = false", "",
+      "[analytics]", "enabled = false", "",
+      "[model_providers.mock]", "name = \"mock\"", sprintf("base_url = \"http://127.0.0.1:%s/v1\"", port),
+      "env_key = \"MOCK_MODEL_KEY\"", "wire_api = \"responses\"", "request_max_retries = 0", "stream_max_retries = 0"
+    ), config)
+    entry_env <- function(run) c(child_env(), FROM_CONFIG = "given", SERVER_LOG = file.path(home, paste0(run, ".txt")))
+    out <- capture.output(mcp_config(server, "codex", env = entry_env("optional"), write = TRUE))
+    # The first model request of `codex exec`: when, and with which tools.
+    first_request <- function(run) {
+      started <- file.path(home, paste0(run, ".txt"))
+      unlink(requests)
+      res <- run_client(codex, c("exec", "--skip-git-repo-check", "say hi"), home, project,
+                        env = c(MOCK_MODEL_KEY = "not-a-key", MCPLITE_FROM_CLIENT = "inherited"), timeout = 60)
+      req <- jsonlite::parse_json(readLines(requests, n = 1))
+      # The first server this run started.
+      times <- read.table(started, col.names = c("at", "pid", "what"))
+      start <- times[times$what == "start", ][1, ]
+      serving <- times$at[times$what == "serving" & times$pid == start$pid]
+      list(after = req$at / 1000 - start$at, ready = if (length(serving)) serving[1] - start$at else Inf,
+           tools = unlist(req$tools), out = res$out)
+    }
+    optional <- first_request("optional")
+    expect_lt(optional$after, optional$ready)
+    expect_false(any(grepl("my.tools|slow_ping", optional$tools)), info = paste(optional$tools, collapse = " "))
+    # Codex passes on only a few variables of its own environment (this one
+    # not), and the entry's env.
+    expect_equal(readLines(file.path(home, "server-env.txt")), c("unset", "given"))
+
+    # required = true, added by hand, is kept when mcp_config() writes the
+    # entry again; then Codex waits for the server.
+    lines <- readLines(config)
+    at <- which(lines == "[mcp_servers.my-tools]")
+    writeLines(append(lines, "required = true", after = at), config)
+    out <- capture.output(mcp_config(server, "codex", env = entry_env("required"), write = TRUE))
+    expect_true("required = true" %in% readLines(config))
+    required <- first_request("required")
+    # The tools in the first request show Codex waited for tools/list. (Times
+    # are not compared here: on a loaded CI machine Codex may start the server
+    # more than once, so "the first start" is not the server that answered.)
+    expect_true(any(grepl("my.tools|slow_ping", required$tools)), info = paste(required$tools, collapse = " "))
+  })
+})

@@ -139,9 +139,16 @@ mount_root() { # $1: the root
   mount -o remount,bind,ro "$r/sys" 2>/dev/null || true
 }
 work=$(mktemp -d)
+checking=""    # the check's directory in the root while R CMD check runs
 cleanup() {
   local rc=$?
   [ -z "$child" ] || kill -TERM "$child" 2>/dev/null || true
+  # Stopped (a time limit, Ctrl-C) in the middle of the check: show where.
+  if [ -n "$checking" ]; then
+    log "stopped during R CMD check; the end of its log and of the test output so far:"
+    tail -15 "$work/check.log" >&2 2>/dev/null || true
+    tail -40 "$checking/tests/testthat.Rout" >&2 2>/dev/null || true
+  fi
   unmount_all
   rm -rf "$work"
   exit $rc
@@ -362,11 +369,13 @@ fi
 if [ -n "$tarball_in" ]; then tarball=$(basename "$tarball_in"); else tarball=$(cd "$target$build" && ls mcplite_*.tar.gz); fi
 log "R CMD check --as-cran --no-manual $tarball (in the root: NOT_CRAN=true, the whole testthat suite)"
 check_status=0
+checking="$target$build/mcplite.Rcheck"
 # The network reaches package registries only: the incoming checks that ask
 # CRAN (and Bioconductor) about the package are skipped.
 run "${lock[@]}" chroot "$target" /usr/bin/env -i "${root_env[@]}" NOT_CRAN=true MCPLITE_CRAN_LIB="$cran_lib" \
   _R_CHECK_CRAN_INCOMING_REMOTE_=false \
   sh -c "cd $build && R CMD check --as-cran --no-manual $tarball" >"$work/check.log" 2>&1 || check_status=$?
+checking=""
 t3=$(date +%s)
 cp "$work/check.log" "$target$build/check.log"
 rcheck="$target$build/mcplite.Rcheck"

@@ -46,6 +46,11 @@ res <- as.data.frame(test_dir("tests/testthat", package = "mcplite",
 counts <- c(passed = sum(res$passed), failed = sum(res$failed) + sum(res$error),
             skipped = sum(res$skipped))
 writeLines(format(counts), out)
+# Where the time goes: the slowest files (testthat's elapsed time per test).
+secs <- sort(tapply(res$real, res$file, sum), decreasing = TRUE)
+top <- head(secs, 8)
+cat(sprintf("testthat time: %.0f s; slowest files: %s\n", sum(secs),
+            paste(sprintf("%s %.0f s", sub("^test-(.*)[.]R$", "\\1", names(top)), top), collapse = ", ")))
 cat(sprintf("testthat: %d passed, %d failed, %d skipped\n",
             counts[["passed"]], counts[["failed"]], counts[["skipped"]]))
 RS

@@ -88,9 +88,13 @@ root_env=(HOME=/root LANG=C.UTF-8 TZ=UTC TERM=dumb PATH=/usr/local/sbin:/usr/loc
 [ -f "$host_ca" ] && root_env+=(SSL_CERT_FILE=/etc/ssl/host-ca-certificates.crt CURL_CA_BUNDLE=/etc/ssl/host-ca-certificates.crt)
 # Long commands run in the background and are waited for, so that a signal
 # to this script runs its traps (unmounting) at once, not when they end.
+# A shell without job control starts background commands with SIGINT and
+# SIGQUIT ignored, and everything they start inherits that: the tests that
+# interrupt an R process would wait for an interrupt R never sees. The
+# subshell puts both back to their defaults before it becomes the command.
 child=""
 run() {
-  "$@" &
+  (trap - INT QUIT; exec "$@") &
   child=$!
   local rc=0
   wait "$child" || rc=$?
@@ -140,8 +144,12 @@ mount_root() { # $1: the root
 }
 work=$(mktemp -d)
 checking=""    # the check's directory in the root while R CMD check runs
+# The script's own stderr, kept for the exit trap: it may run while a
+# command's output is redirected to a log (which the trap then deletes).
+exec 9>&2
 cleanup() {
   local rc=$?
+  exec 2>&9
   [ -z "$child" ] || kill -TERM "$child" 2>/dev/null || true
   # Stopped (a time limit, Ctrl-C) in the middle of the check: show where.
   if [ -n "$checking" ]; then

@@ -152,6 +152,32 @@ fn linger(marker: &str) -> i32 {
     0
 }
 
+/// The protocol input's reader can be stopped while it waits (the driver
+/// sends nothing until PONG): unix wakes a blocked read; Windows says at once
+/// that a pipe cannot be woken (only a console can).
+fn stoppable_input_checks(c: &mut Checks, input: std::fs::File) {
+    let (mut input, stopper) = match platform::stoppable_input(input) {
+        Ok(pair) => pair,
+        Err(e) => return c.check(false, &format!("stoppable input: {}", e)),
+    };
+    let started = std::time::Instant::now();
+    if cfg!(unix) {
+        let (tx, rx) = mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut b = [0u8; 1];
+            let _ = tx.send(input.read(&mut b).unwrap_or(99));
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        c.check(stopper.stop(Duration::from_secs(5)), "a reader blocked on the input is stopped and drops it");
+        c.check(rx.recv_timeout(Duration::from_secs(1)) == Ok(0), "... its read returns end of file");
+        c.check(reader.join().is_ok(), "... and its thread ends");
+    } else {
+        c.check(!stopper.stop(Duration::from_secs(5)), "a piped input says it cannot be woken");
+        drop(input);
+    }
+    c.check(started.elapsed() < Duration::from_secs(2), "... at once");
+}
+
 struct Checks {
     failed: usize,
 }
@@ -371,6 +397,7 @@ fn subject(marker: &str) -> i32 {
         line == "PING\n",
         &format!("the protocol input is intact (got {:?})", line),
     );
+    stoppable_input_checks(&mut c, input);
     let _ = guard
         .output()
         .write_all(format!("PONG {}", line).as_bytes());

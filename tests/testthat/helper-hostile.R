@@ -290,3 +290,16 @@ hs_spawn <- function(script, stderr = c("closed", "pipe"), env = NULL) {
 skip_unless_posix <- function(what) {
   if (.Platform$OS.type != "unix") testthat::skip(sprintf("%s needs POSIX signals and pipes", what))
 }
+
+# Whether this process has SIGINT ignored (Linux: /proc), which every child
+# inherits and R then keeps: R installs no interrupt handler, so an
+# interrupt sent to a child R is lost. A shell without job control starts
+# background commands so; tests that interrupt R say so instead of waiting.
+sigint_ignored <- function() {
+  status <- tryCatch(readLines("/proc/self/status", warn = FALSE), error = function(e) character())
+  mask <- sub("^SigIgn:\\s*", "", grep("^SigIgn:", status, value = TRUE))
+  if (length(mask) != 1) return(FALSE)
+  # SIGINT is signal 2: bit 1 of the last hexadecimal digit.
+  last <- strtoi(substring(mask, nchar(mask)), 16L)
+  !is.na(last) && bitwAnd(last, 2L) != 0L
+}

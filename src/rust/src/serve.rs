@@ -3,7 +3,7 @@
 
 use crate::ffi;
 use crate::host::{self, RFun, RHost};
-use crate::platform::{StdioGuard, StopSignals};
+use crate::platform::{stoppable_input, StdioGuard, StopSignals};
 use crate::sexp::Sx;
 use crate::workers::WorkerHost;
 use extendr_api::prelude::*;
@@ -12,6 +12,7 @@ use mcplite_core::telemetry::{diag, Telemetry};
 use mcplite_core::{serve, Ending, Server, ServerInfo, Tool};
 use std::cell::Cell;
 use std::io::BufReader;
+use std::time::Duration;
 
 thread_local! {
     /// Set while a server runs: a second one (a tool calling mcp_server())
@@ -92,6 +93,9 @@ fn list_len(x: &Sx) -> usize {
     }
 }
 
+/// How long `run` waits for the input reader thread to end once serving has.
+const READER_STOP_WAIT: Duration = Duration::from_secs(2);
+
 /// Serve; returns how serving ended ("end of input", "output closed",
 /// "stopped").
 #[allow(clippy::too_many_arguments)]
@@ -129,6 +133,10 @@ pub fn run(
     // Signals are stop requests from here on (see platform::StopSignals).
     let signals = StopSignals::install().map_err(|e| format!("cannot catch stop signals: {e}"))?;
     host::set_exit_output(guard.output().try_clone().ok());
+    // The reader thread must not outlive serving: blocked on a terminal, it
+    // would swallow what is typed at the R console afterwards.
+    let (input, input_stopper) =
+        stoppable_input(input).map_err(|e| format!("cannot read standard input: {e}"))?;
     let input = BufReader::with_capacity(1 << 16, input);
     let ending = if workers.is_null() {
         let mut host = RHost { invoker };
@@ -147,6 +155,10 @@ pub fn run(
             Err(e) => return Err(e),
         }
     };
+    // Stopped before the guard goes: its SIGPIPE handler is still in place.
+    if !input_stopper.stop(READER_STOP_WAIT) && guard.input_is_terminal() {
+        diag("mcplite: the standard input reader did not stop; the console may lose input until R exits.");
+    }
     drop(traced);
     drop(signals);
     drop(guard);

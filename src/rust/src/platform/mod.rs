@@ -50,6 +50,11 @@
 //!   Rust's `std::io` and child processes use, `DuplicateHandle` without
 //!   inheritance for the private copies, `NUL` as the null device.
 //!
+//! The reader thread must not outlive serving (blocked on a terminal, it
+//! would take what the user types next at the R console):
+//! [`stoppable_input`] wraps the protocol input so that another thread can
+//! end a blocked read and wait until the reader has dropped it.
+//!
 //! # Stop requests
 //!
 //! [`StopSignals`] (stop.rs, with a handler in each OS file) makes SIGINT,
@@ -70,6 +75,8 @@
 use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Stop requests: signals and console events while serving.
 mod stop;
@@ -185,5 +192,88 @@ impl Drop for StdioGuard {
         flush_c_streams();
         imp::restore(&mut self.saved, &self.output);
         ACTIVE.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The protocol input for the reader thread, which another thread can stop
+/// (see [`stoppable_input`]).
+pub struct StoppableInput {
+    file: File,
+    wake: Arc<imp::Wake>,
+    gone: Arc<Gone>,
+}
+
+/// Stops a [`StoppableInput`]'s reads from another thread.
+pub struct InputStopper {
+    wake: Arc<imp::Wake>,
+    gone: Arc<Gone>,
+}
+
+/// Set when the input is dropped (its reader thread is ending).
+#[derive(Default)]
+struct Gone {
+    done: Mutex<bool>,
+    signal: Condvar,
+}
+
+/// Make `file` (the protocol's input) readable until stopped: a read blocked
+/// on it returns end of file once [`InputStopper::stop`] is called. Without
+/// this, a reader thread blocked on a terminal outlives the server and
+/// swallows what the user types next at the R console.
+///
+/// Unix: the read waits in `select()` on the input and on a pipe the stopper
+/// writes to. Windows: a console input waits on the console handle and an
+/// event; a pipe or file input cannot be woken (its reader ends when the
+/// client closes the pipe), and `stop` says so at once.
+pub fn stoppable_input(file: File) -> io::Result<(StoppableInput, InputStopper)> {
+    let wake = Arc::new(imp::Wake::new(&file)?);
+    let gone = Arc::new(Gone::default());
+    Ok((
+        StoppableInput { file, wake: Arc::clone(&wake), gone: Arc::clone(&gone) },
+        InputStopper { wake, gone },
+    ))
+}
+
+fn lock_gone(gone: &Gone) -> std::sync::MutexGuard<'_, bool> {
+    // A poisoned flag is still a flag.
+    gone.done.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl io::Read for StoppableInput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.wake.read(&mut self.file, buf)
+    }
+}
+
+impl Drop for StoppableInput {
+    fn drop(&mut self) {
+        *lock_gone(&self.gone) = true;
+        self.gone.signal.notify_all();
+    }
+}
+
+impl InputStopper {
+    /// Wake the reader and wait up to `within` for it to drop the input
+    /// (closing its descriptor). True when the input is gone.
+    pub fn stop(self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        let mut done = lock_gone(&self.gone);
+        if *done {
+            return true;
+        }
+        if !self.wake.wake() {
+            return false;
+        }
+        while !*done {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            done = match self.gone.signal.wait_timeout(done, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        true
     }
 }

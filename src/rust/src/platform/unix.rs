@@ -234,3 +234,77 @@ pub(super) fn open_append_nonblocking(path: &str) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     OpenOptions::new().create(true).append(true).custom_flags(libc::O_NONBLOCK).open(path)
 }
+
+/// What stops a blocked read of the protocol input: a pipe (both ends
+/// close-on-exec) that `wake` writes one byte to and `read` waits on beside
+/// the input.
+pub(super) struct Wake {
+    read_end: File,
+    write_end: File,
+}
+
+impl Wake {
+    pub(super) fn new(_input: &File) -> io::Result<Wake> {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe() fills both descriptors on success.
+        check(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+        // SAFETY: both are open descriptors that nothing else owns.
+        let (read_end, write_end) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        for f in [&read_end, &write_end] {
+            // SAFETY: F_SETFD on a descriptor we own.
+            check(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) })?;
+        }
+        Ok(Wake { read_end, write_end })
+    }
+
+    /// Make every read from now on return end of file. Both ends stay open
+    /// while either side lives, so the write cannot fail with EPIPE.
+    pub(super) fn wake(&self) -> bool {
+        use std::io::Write;
+        (&self.write_end).write_all(b"x").is_ok()
+    }
+
+    /// Read from `input` once it has data (or end of file), or return end of
+    /// file once woken. `select()` rather than `poll()`: macOS's `poll()`
+    /// does not work on terminals. A descriptor beyond `select()`'s range
+    /// reads without waiting for a wake.
+    pub(super) fn read(&self, input: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+        use std::io::Read;
+        let (fd, wake) = (input.as_raw_fd(), self.read_end.as_raw_fd());
+        if fd >= libc::FD_SETSIZE as libc::c_int || wake >= libc::FD_SETSIZE as libc::c_int {
+            return input.read(buf);
+        }
+        loop {
+            // SAFETY: a zeroed fd_set is valid; FD_ZERO/FD_SET/FD_ISSET are
+            // given descriptors below FD_SETSIZE (checked above); select()
+            // only reads and writes the set and may fail with EINTR.
+            let (ready_input, ready_wake) = unsafe {
+                let mut set: libc::fd_set = std::mem::zeroed();
+                libc::FD_ZERO(&mut set);
+                libc::FD_SET(fd, &mut set);
+                libc::FD_SET(wake, &mut set);
+                let r = libc::select(
+                    fd.max(wake) + 1,
+                    &mut set,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                );
+                if r < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                (libc::FD_ISSET(fd, &set), libc::FD_ISSET(wake, &set))
+            };
+            if ready_wake {
+                return Ok(0);
+            }
+            if ready_input {
+                return input.read(buf);
+            }
+        }
+    }
+}

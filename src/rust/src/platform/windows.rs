@@ -301,3 +301,66 @@ pub(super) fn restore_stop_signals(_: &SavedSignals) {
 pub(super) fn open_append_nonblocking(path: &str) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
+
+#[link(name = "kernel32")]
+extern "system" {
+    fn CreateEventW(attributes: *mut c_void, manual_reset: i32, initial_state: i32, name: *const u16) -> Handle;
+    fn SetEvent(event: Handle) -> i32;
+    fn WaitForMultipleObjects(count: u32, handles: *const Handle, wait_all: i32, milliseconds: u32) -> u32;
+}
+
+const WAIT_OBJECT_0: u32 = 0;
+const INFINITE: u32 = 0xFFFF_FFFF;
+
+/// What stops a blocked read of the protocol input. A console input waits
+/// on its handle and on a manual-reset event that `wake` sets; a pipe or file
+/// cannot be waited on so (a pipe handle is never signalled), so its reads
+/// block until data or end of file, and `wake` reports that it cannot help.
+pub(super) struct Wake {
+    event: Handle,
+    console: bool,
+}
+
+// SAFETY: an event handle may be used from any thread.
+unsafe impl Send for Wake {}
+// SAFETY: SetEvent and waits on the handle are thread-safe.
+unsafe impl Sync for Wake {}
+
+impl Wake {
+    pub(super) fn new(input: &File) -> io::Result<Wake> {
+        let mut mode = 0u32;
+        // SAFETY: GetConsoleMode fails (returns 0) on anything but a console.
+        let console = unsafe { GetConsoleMode(input.as_raw_handle() as Handle, &mut mode) } != 0;
+        // SAFETY: an unnamed manual-reset event, not signalled, no attributes.
+        let event = unsafe { CreateEventW(std::ptr::null_mut(), 1, 0, std::ptr::null()) };
+        if event.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Wake { event, console })
+    }
+
+    pub(super) fn wake(&self) -> bool {
+        // SAFETY: the event is open while `self` lives.
+        unsafe { SetEvent(self.event) != 0 && self.console }
+    }
+
+    pub(super) fn read(&self, input: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+        use std::io::Read;
+        if self.console {
+            let handles = [input.as_raw_handle() as Handle, self.event];
+            // SAFETY: both handles are open while `input` and `self` live.
+            let r = unsafe { WaitForMultipleObjects(2, handles.as_ptr(), 0, INFINITE) };
+            if r == WAIT_OBJECT_0 + 1 {
+                return Ok(0);
+            }
+        }
+        input.read(buf)
+    }
+}
+
+impl Drop for Wake {
+    fn drop(&mut self) {
+        // SAFETY: the event was created by `new` and is closed once.
+        unsafe { CloseHandle(self.event) };
+    }
+}

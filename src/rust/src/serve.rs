@@ -135,8 +135,7 @@ pub fn run(
     host::set_exit_output(guard.output().try_clone().ok());
     // The reader thread must not outlive serving: blocked on a terminal, it
     // would swallow what is typed at the R console afterwards.
-    let (input, input_stopper) =
-        stoppable_input(input).map_err(|e| format!("cannot read standard input: {e}"))?;
+    let (input, input_stopper) = stoppable_input(input).map_err(|e| format!("cannot read standard input: {e}"))?;
     let input = BufReader::with_capacity(1 << 16, input);
     let ending = if workers.is_null() {
         let mut host = RHost { invoker };

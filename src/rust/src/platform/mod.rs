@@ -228,10 +228,7 @@ struct Gone {
 pub fn stoppable_input(file: File) -> io::Result<(StoppableInput, InputStopper)> {
     let wake = Arc::new(imp::Wake::new(&file)?);
     let gone = Arc::new(Gone::default());
-    Ok((
-        StoppableInput { file, wake: Arc::clone(&wake), gone: Arc::clone(&gone) },
-        InputStopper { wake, gone },
-    ))
+    Ok((StoppableInput { file, wake: Arc::clone(&wake), gone: Arc::clone(&gone) }, InputStopper { wake, gone }))
 }
 
 fn lock_gone(gone: &Gone) -> std::sync::MutexGuard<'_, bool> {

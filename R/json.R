@@ -68,7 +68,10 @@ json_helpers <- local({
           tryCatch({
             class(x) <- cls
             out <- as.character(x)
-            out[is.na(x)] <- NA
+            # A method that gives the wrong number of strings is reported by
+            # the serializer, not padded here.
+            na <- is.na(x)
+            if (length(out) == length(na)) out[na] <- NA
             as.character(unname(out))
           }, error = function(e) list(conditionMessage(e)))
         },

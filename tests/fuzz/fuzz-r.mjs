@@ -125,7 +125,7 @@ function newId() {
 }
 
 const stats = { sessions: 0, sent: 0, calls: 0, rets: 0, other: 0, notifications: 0, answers: 0, toolErrors: 0,
-  protocolErrors: 0, validated: 0, byVersion: {} };
+  protocolErrors: 0, validated: 0, quits: 0, byVersion: {} };
 
 // One input: { line, id?, kind, version, def }.
 function genRequest(session) {
@@ -311,6 +311,23 @@ async function fuzz() {
   let n = 1;
   let session = startServer(n);
   while (Date.now() < end && inputs < maxInputs) {
+    if (session.quitting) {
+      // A result whose conversion called quit(): the call is answered, then
+      // the server ends with quit()'s status.
+      if (!session.exited && Date.now() - session.quitting < 30000) {
+        await sleep(2);
+        continue;
+      }
+      if (!session.exited) {
+        violate("stall", `no exit 30 s after quit() during conversion; stderr: ${session.stderr.slice(-500)}`, session);
+        session.child.kill("SIGKILL");
+      } else if (session.exitCode !== 0) {
+        violate("bad exit status", `${session.exitCode} after quit(status = 0) during conversion; stderr: ${session.stderr.slice(-500)}`, session);
+      }
+      for (const [, req] of session.pending) violate("lost answer", `${req.line.slice(0, 300)} (quit() during conversion)`, session);
+      session = startServer(++n);
+      continue;
+    }
     if (session.exited) {
       // Died while serving: every request in flight is lost.
       // Tools run one at a time, in order: the oldest request in flight is the
@@ -333,6 +350,26 @@ async function fuzz() {
       await sleep(1);
       continue;
     }
+    if (!session.wantQuit && chance(0.00015)) session.wantQuit = true;
+    if (session.wantQuit) {
+      // Now and then a value whose conversion ends R, sent alone (nothing
+      // else in flight) so that every request sent must be answered.
+      if (session.pending.size) {
+        await sleep(1);
+        continue;
+      }
+      const id = newId();
+      const version = session.modern ? "2026-07-28" : session.version;
+      const meta = session.modern ? metaFor(version) : null;
+      const req = { id, version, kind: "ret", tool: "ret_quit", def: "CallToolResult",
+        line: `{"jsonrpc":"2.0","id":${id.json},"method":"tools/call","params":{"name":"ret_quit","arguments":{"seed":${next32() >>> 1}}${meta ? `,${meta}` : ""}}}` };
+      session.pending.set(id.key, req);
+      send(session, req.line);
+      session.quitting = Date.now();
+      stats.quits += 1;
+      inputs += 1;
+      continue;
+    }
     const req = genRequest(session);
     if (req.id) session.pending.set(req.id.key, req);
     send(session, req.line);
@@ -345,7 +382,7 @@ async function fuzz() {
   }
   await finish(session, "end of run");
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
-  console.log(`${inputs} inputs in ${secs} s over ${stats.sessions} server(s): ${stats.calls} calls with random arguments, ${stats.rets} random R return values, ${stats.other} other (${stats.notifications} notifications)`);
+  console.log(`${inputs} inputs in ${secs} s over ${stats.sessions} server(s): ${stats.calls} calls with random arguments, ${stats.rets} random R return values, ${stats.other} other (${stats.notifications} notifications), ${stats.quits} ended R while converting a result`);
   console.log(`${stats.answers} answers (${stats.toolErrors} tool errors, ${stats.protocolErrors} protocol errors), ${stats.validated} schema-validated; answers by version: ${JSON.stringify(stats.byVersion)}`);
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const line = ["server crash", "lost answer", "duplicate answer", "answer nobody asked for", "non-JSON stdout line",

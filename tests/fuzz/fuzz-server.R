@@ -4,7 +4,9 @@
 # returns a random R object made from its seed: ordinary values of every type
 # (factors, dates, NaN/Inf, S4, environments, functions, latin1 and "bytes"
 # strings, data frames, classes set by hand) and tool_result()s and content
-# blocks edited at random after they were built.
+# blocks edited at random after they were built, and values whose R methods
+# fail or misbehave while the serializer converts them; `ret_quit(seed)`
+# returns one whose conversion calls quit().
 library(mcplite)
 
 pick <- function(x) x[[sample.int(length(x), 1L)]]
@@ -29,6 +31,29 @@ bad_factor <- function() {
 }
 
 setClass("FuzzThing", representation(x = "numeric"))
+
+# An R method the serializer calls while it converts a result (as.character()
+# for "hms"; date-times are formatted by base R's own methods), written as a
+# careless author might:
+# they fail, warn, return the wrong type or length, or end R.
+as.character.hms <- function(x, ...) {
+  switch(attr(x, "fuzz") %||% "ok",
+    fail = stop("as.character.hms() failed on purpose"),
+    warn = { warning("as.character.hms() warns on purpose"); format(unclass(x)) },
+    wrong = list(1, "a"),
+    short = character(),
+    number = 42,
+    quit = quit(save = "no", status = 0),
+    format(unclass(x))
+  )
+}
+`%||%` <- function(a, b) if (is.null(a)) b else a
+odd_method_value <- function(mode = pick(list("ok", "fail", "warn", "wrong", "short", "number"))) {
+  switch(sample.int(2L, 1L),
+    structure(c(61, NA, 3600)[seq_len(sample(1:3, 1L))], units = "secs", class = c("hms", "difftime"), fuzz = mode),
+    data.frame(id = 1:2, took = I(structure(c(5, 6), units = "secs", class = c("hms", "difftime"), fuzz = mode)))
+  )
+}
 
 gen_atomic <- function() {
   n <- pick(list(0L, 1L, 1L, 1L, 2L, 3L, 7L))
@@ -60,10 +85,10 @@ gen_name <- function() {
 }
 
 gen_special <- function() {
-  switch(sample.int(12L, 1L),
+  switch(sample.int(13L, 1L),
     NULL, new.env(), function(x) x, y ~ x, quote(a + b), as.name("sym"), expression(1 + 2),
     new("FuzzThing", x = 1), as.POSIXlt("2024-05-05 05:05:05", tz = "UTC"), NA,
-    structure(list(), class = "mystery"), matrix(list(1, "a", NULL, TRUE), 2L))
+    structure(list(), class = "mystery"), matrix(list(1, "a", NULL, TRUE), 2L), odd_method_value())
 }
 
 gen_value <- function(depth = 0L) {
@@ -155,7 +180,12 @@ tools <- list(
   tool(function(seed) {
     set.seed(seed)
     gen_value()
-  }, name = "ret", description = "Returns a random R object made from `seed`.", arguments = list(seed = type_integer()))
+  }, name = "ret", description = "Returns a random R object made from `seed`.", arguments = list(seed = type_integer())),
+  tool(function(seed) {
+    set.seed(seed)
+    v <- odd_method_value("quit")
+    if (runif(1L) < 0.5) list(v, gen_value()) else v
+  }, name = "ret_quit", description = "Returns an R object whose conversion ends R.", arguments = list(seed = type_integer()))
 )
 
 mcp_server(tools)

@@ -574,17 +574,11 @@ impl<'o> Encoder<'o> {
             Method::Factor => self.factor_column(v, ctx.na)?,
             Method::Time(i) => {
                 let s = v.convert(Conversion::FormatTime { classes: &classes[i..], posixlt_to_ct: false })?;
-                if s.rtype() != RType::Character {
-                    return Err("formatting a date-time did not give character strings".to_string());
-                }
-                Column::Character(s, ctx.na)
+                Column::Character(one_string_each(v, s, "formatting a date-time")?, ctx.na)
             }
             Method::AsChar(i) => {
                 let s = v.convert(Conversion::AsCharacter { classes: &classes[i..] })?;
-                if s.rtype() != RType::Character {
-                    return Err("as.character() did not give character strings".to_string());
-                }
-                Column::Character(s, ctx.na)
+                Column::Character(one_string_each(v, s, "as.character()")?, ctx.na)
             }
             Method::Plain => match by_type(v)? {
                 Method::List | Method::Null => Column::Whole(v.clone(), vec!["ts".to_string()], ctx),
@@ -1348,4 +1342,18 @@ fn keys_of<V: RValue>(names: &V, n: usize) -> Result<Vec<Vec<u8>>, String> {
         return Err("the names attribute does not match the list".to_string());
     }
     Ok(clean_names((0..n).map(|i| names.str_elt(i).map(|s| s.into_owned())).collect()))
+}
+
+/// What an R method (`format()`, `as.character()`, possibly the author's own)
+/// gave for `v`: it must be one string for each value, or the result would
+/// silently lose or invent values.
+fn one_string_each<V: RValue>(v: &V, s: V, what: &str) -> Result<V, String> {
+    if s.rtype() != RType::Character {
+        return Err(format!("{what} did not give character strings"));
+    }
+    // A POSIXlt value is a list of fields, not one element per value.
+    if v.rtype() != RType::List && s.len() != v.len() {
+        return Err(format!("{what} gave {} strings for {} values", s.len(), v.len()));
+    }
+    Ok(s)
 }

@@ -154,7 +154,7 @@ pub fn run(
             Err(e) => return Err(e),
         }
     };
-    // Stopped before the guard goes: its SIGPIPE handler is still in place.
+    // The reader goes before the guard puts descriptors 0 and 1 back.
     if !input_stopper.stop(READER_STOP_WAIT) && guard.input_is_terminal() {
         diag("mcplite: the standard input reader did not stop; the console may lose input until R exits.");
     }

@@ -127,6 +127,13 @@ function newId() {
 const stats = { sessions: 0, sent: 0, calls: 0, rets: 0, other: 0, notifications: 0, answers: 0, toolErrors: 0,
   protocolErrors: 0, validated: 0, quits: 0, byVersion: {} };
 
+// A tools/call of a tool whose one argument is a random seed (ret, ret_quit),
+// with the version's _meta when the session is stateless.
+function seedCallLine(id, meta, tool) {
+  const inner = `"name":"${tool}","arguments":{"seed":${next32() >>> 1}}`;
+  return `{"jsonrpc":"2.0","id":${id.json},"method":"tools/call","params":{${[inner, meta].filter(Boolean).join(",")}}}`;
+}
+
 // One input: { line, id?, kind, version, def }.
 function genRequest(session) {
   const version = session.modern ? (chance(0.7) ? "2026-07-28" : pick(ALL_VERSIONS)) : session.version;
@@ -149,7 +156,7 @@ function genRequest(session) {
     const id = newId();
     stats.rets += 1;
     return { id, version, kind: "ret", tool: "ret", def: "CallToolResult",
-      line: `{"jsonrpc":"2.0","id":${id.json},"method":"tools/call","params":${params(`"name":"ret","arguments":{"seed":${next32() >>> 1}}`)}}` };
+      line: seedCallLine(id, meta, "ret") };
   }
   stats.other += 1;
   const k = int(4);
@@ -361,8 +368,7 @@ async function fuzz() {
       const id = newId();
       const version = session.modern ? "2026-07-28" : session.version;
       const meta = session.modern ? metaFor(version) : null;
-      const req = { id, version, kind: "ret", tool: "ret_quit", def: "CallToolResult",
-        line: `{"jsonrpc":"2.0","id":${id.json},"method":"tools/call","params":{"name":"ret_quit","arguments":{"seed":${next32() >>> 1}}${meta ? `,${meta}` : ""}}}` };
+      const req = { id, version, kind: "ret", tool: "ret_quit", def: "CallToolResult", line: seedCallLine(id, meta, "ret_quit") };
       session.pending.set(id.key, req);
       send(session, req.line);
       session.quitting = Date.now();

@@ -34,8 +34,8 @@ setClass("FuzzThing", representation(x = "numeric"))
 
 # An R method the serializer calls while it converts a result (as.character()
 # for "hms"; date-times are formatted by base R's own methods), written as a
-# careless author might:
-# they fail, warn, return the wrong type or length, or end R.
+# careless author might: it fails, warns, returns the wrong type or length,
+# or ends R.
 as.character.hms <- function(x, ...) {
   switch(attr(x, "fuzz") %||% "ok",
     fail = stop("as.character.hms() failed on purpose"),

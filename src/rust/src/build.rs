@@ -1,7 +1,7 @@
 //! R objects made from JSON: `RBuilder` for SEXPs, and the entry point that
 //! turns JSON text into R lists.
 //!
-//! Building runs inside [`ffi::protected`]: allocations whose size the
+//! Building runs inside [`ffi::make`]: allocations whose size the
 //! client controls can fail, and R signals that with an error. The core
 //! checks the value first (no NUL, bounded depth), so nothing else fails.
 
@@ -96,34 +96,15 @@ impl RBuilder for SexpBuilder {
     }
 }
 
-/// Hands a finished object to an Robj (which keeps it protected), with the
-/// object protected while the Robj's bookkeeping may allocate.
-fn keep(x: SEXP) -> Robj {
-    // SAFETY: x is a live object just built; it is on the protection stack
-    // until the Robj protects it.
-    unsafe {
-        extendr_ffi::Rf_protect(x);
-        let out = Robj::from_sexp(x);
-        extendr_ffi::Rf_unprotect(1);
-        out
-    }
-}
-
 /// The named list of a tool's arguments (checked by the core first), built
-/// under error protection; `None` if R could not allocate it.
-pub fn arguments(args: Option<Val<'_>>) -> Option<Robj> {
-    ffi::protected(|| {
-        let x = mcplite_core::r::args::build(args, &mut SexpBuilder);
-        keep(x)
-    })
+/// under error protection; R's error if it could not allocate it.
+pub fn arguments(args: Option<Val<'_>>) -> Result<Robj, ffi::RFailure> {
+    ffi::make(|| mcplite_core::r::args::build(args, &mut SexpBuilder))
 }
 
 /// The R value of any JSON value (checked with `check_json` first).
-pub fn value(v: Val<'_>) -> Option<Robj> {
-    ffi::protected(|| {
-        let x = mcplite_core::r::args::build_value(v, &mut SexpBuilder);
-        keep(x)
-    })
+pub fn value(v: Val<'_>) -> Result<Robj, ffi::RFailure> {
+    ffi::make(|| mcplite_core::r::args::build_value(v, &mut SexpBuilder))
 }
 
 /// A character vector of length one holding `bytes` (JSON text our serializer
@@ -143,10 +124,8 @@ pub fn json_text(bytes: &[u8]) -> std::result::Result<Robj, String> {
             lossy.as_bytes()
         }
     };
-    ffi::protected(|| {
-        // SAFETY: `bytes` is valid for its length, which fits an int (checked
-        // above); the C function only allocates and copies.
-        unsafe { Robj::from_sexp(ffi::mcplite_json_text(bytes.as_ptr(), bytes.len() as isize)) }
-    })
-    .ok_or_else(|| "R could not make a string of the JSON text".to_string())
+    // SAFETY: `bytes` is valid for its length, which fits an int (checked
+    // above); the C function only allocates and copies.
+    ffi::make(|| unsafe { ffi::mcplite_json_text(bytes.as_ptr(), bytes.len() as isize) })
+        .map_err(|e| format!("R could not make a string of the JSON text: {e}"))
 }

@@ -32,13 +32,13 @@ use std::time::Duration;
 fn server_r(v: Val<'_>, root: &str) -> std::result::Result<Robj, String> {
     mcplite_core::r::args::check_json_within(v, usize::MAX, root)
         .map_err(|e| format!("it holds a value R cannot hold: {e}"))?;
-    crate::build::value(v).ok_or_else(|| "it holds a value too large for R".to_string())
+    crate::build::value(v).map_err(|e| format!("it holds a value too large for R ({e})"))
 }
 
 /// JSON this package made -> R (findings of the listing checks).
 fn own_r(v: &Value) -> Robj {
     let built =
-        mcplite_core::json::Doc::parse(v.to_string().into_bytes()).ok().and_then(|doc| crate::build::value(doc.root()));
+        mcplite_core::json::Doc::parse(v.to_string().into_bytes()).ok().and_then(|doc| crate::build::value(doc.root()).ok());
     built.unwrap_or_else(|| ().into())
 }
 

@@ -70,39 +70,161 @@ pub fn protected<T, F: FnOnce() -> T>(f: F) -> Option<T> {
     }
 }
 
-/// Calls R function `fun` with `args` and returns its value, or `None` when
-/// R signalled an error (R prints it on stderr). The call is built and run
-/// under [`protected`]; the value is protected before it is returned.
-pub fn call(fun: &Robj, args: &[&Robj]) -> Option<Robj> {
+/// How R failed under protection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RFailure {
+    /// An R error, with R's message (what `geterrmessage()` gives, without
+    /// its "Error: " prefix).
+    Error(String),
+    /// A user interrupt while a tool ran (see [`call_for_tool`]).
+    Interrupted,
+}
+
+impl std::fmt::Display for RFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RFailure::Error(message) => f.write_str(message),
+            RFailure::Interrupted => f.write_str("R was interrupted"),
+        }
+    }
+}
+
+/// Runs `make` under [`protected`] and hands the object it returns to an
+/// `Robj`. The object stays on R's protection stack across the return
+/// (R_ToplevelExec leaves the stack as it is when `make` returns normally,
+/// and restores it when R jumps out), so it is wrapped only once R's error
+/// protection has ended: making an `Robj` takes extendr's global lock, which
+/// an R error inside protection would leave held. The one place where code
+/// run under protection becomes an `Robj`.
+pub fn make(make: impl FnOnce() -> SEXP) -> Result<Robj, RFailure> {
+    // SAFETY: `make` returns a live object, protected before anything else
+    // allocates; the entry is dropped once the Robj protects the object.
+    let kept = protected(|| unsafe { extendr_ffi::Rf_protect(make()) });
+    match kept {
+        Some(sexp) => Ok(keep_protected(sexp)),
+        None => Err(RFailure::Error(last_error_message())),
+    }
+}
+
+/// Wraps an object the caller left protected once on R's stack, and drops
+/// that entry.
+fn keep_protected(sexp: SEXP) -> Robj {
+    // SAFETY: `sexp` is live and on R's protection stack (the caller's
+    // contract) until the Robj protects it on its own.
+    unsafe {
+        let robj = Robj::from_sexp(sexp);
+        extendr_ffi::Rf_unprotect(1);
+        robj
+    }
+}
+
+/// R's message for the error it signalled last (R keeps it for
+/// `geterrmessage()`), as the one line a tool error or a log can show.
+pub fn last_error_message() -> String {
+    const UNKNOWN: &str = "R signalled an error";
+    // SAFETY: a call to a base function with no arguments, built and
+    // evaluated under protection; the value is protected until wrapped.
+    let text = protected(|| unsafe {
+        let fun = extendr_ffi::Rf_install(b"geterrmessage\0".as_ptr() as *const c_char);
+        let call = extendr_ffi::Rf_protect(extendr_ffi::Rf_lang1(fun));
+        let mut failed: c_int = 0;
+        let value = extendr_ffi::R_tryEval(call, extendr_ffi::R_BaseEnv, &mut failed);
+        extendr_ffi::Rf_unprotect(1);
+        extendr_ffi::Rf_protect(if failed == 0 { value } else { extendr_ffi::R_NilValue })
+    });
+    let Some(text) = text else { return UNKNOWN.to_string() };
+    let text = keep_protected(text);
+    let Some(text) = mcplite_core::r::string1(&crate::sexp::Sx::borrowed(&text)) else { return UNKNOWN.to_string() };
+    error_text(&text).unwrap_or_else(|| UNKNOWN.to_string())
+}
+
+/// The message of `geterrmessage()`'s text: "Error in f() : boom\n" stays
+/// as it is but for the newline, "Error: boom\n" loses its prefix; lines are
+/// joined with spaces.
+fn error_text(raw: &str) -> Option<String> {
+    let text = raw.trim_end();
+    let text = text.strip_prefix("Error: ").unwrap_or(text).trim();
+    let joined = text.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// Calls R function `fun` with `args` and returns its value, or R's error
+/// (which R also prints on stderr). The call is built and run under
+/// [`protected`]; the value is wrapped after, as [`make`] does.
+pub fn call(fun: &Robj, args: &[&Robj]) -> Result<Robj, RFailure> {
     // SAFETY: every SEXP comes from a live Robj owned by the caller; the
-    // call object is protected while it exists; R_tryEval returns normally.
+    // call object is protected while it exists; R_tryEval returns normally;
+    // the value is protected before the call object is released.
     let value = protected(|| unsafe {
         let mut call = extendr_ffi::R_NilValue;
         for a in args.iter().rev() {
-            call = extendr_ffi::Rf_cons(a.get(), call);
-            extendr_ffi::Rf_protect(call);
+            call = extendr_ffi::Rf_protect(extendr_ffi::Rf_cons(a.get(), call));
         }
-        call = extendr_ffi::Rf_lcons(fun.get(), call);
-        extendr_ffi::Rf_protect(call);
+        call = extendr_ffi::Rf_protect(extendr_ffi::Rf_lcons(fun.get(), call));
         let mut failed: c_int = 0;
         let value = extendr_ffi::R_tryEval(call, extendr_ffi::R_GlobalEnv, &mut failed);
-        extendr_ffi::Rf_protect(value);
-        let keep = (failed == 0).then(|| Robj::from_sexp(value));
-        extendr_ffi::Rf_unprotect(args.len() as c_int + 2);
-        keep
+        // Unprotecting never allocates, so the value is safe until it is
+        // protected on its own.
+        extendr_ffi::Rf_unprotect(args.len() as c_int + 1);
+        (failed == 0).then(|| extendr_ffi::Rf_protect(value))
     });
-    value.flatten()
+    match value {
+        Some(Some(sexp)) => Ok(keep_protected(sexp)),
+        _ => Err(RFailure::Error(last_error_message())),
+    }
 }
+
+/// R strings and flags made under protection, for the arguments Rust
+/// passes to R functions: `Robj::from("...")` would allocate outside it.
+pub fn string(s: &str) -> Result<Robj, RFailure> {
+    strings(&[s])
+}
+
+/// A character vector of UTF-8 strings (one with a NUL is an R error).
+pub fn strings<S: AsRef<str>>(items: &[S]) -> Result<Robj, RFailure> {
+    // SAFETY: allocations under protection; each CHARSXP is stored into the
+    // vector, protected while it is filled, as soon as it is made.
+    make(|| unsafe {
+        let x = extendr_ffi::Rf_protect(extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, items.len() as isize));
+        for (i, s) in items.iter().enumerate() {
+            let s = s.as_ref();
+            let len = s.len().min(c_int::MAX as usize) as c_int;
+            let ch = extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const c_char, len, cetype_t::CE_UTF8);
+            extendr_ffi::SET_STRING_ELT(x, i as isize, ch);
+        }
+        extendr_ffi::Rf_unprotect(1);
+        x
+    })
+}
+
+/// `TRUE` or `FALSE`.
+pub fn flag(b: bool) -> Result<Robj, RFailure> {
+    // SAFETY: a length-one allocation under protection.
+    make(|| unsafe {
+        let x = extendr_ffi::Rf_allocVector(SEXPTYPE::LGLSXP, 1);
+        *extendr_ffi::LOGICAL(x) = b as c_int;
+        x
+    })
+}
+
+/// An integer scalar.
+pub fn integer(i: i32) -> Result<Robj, RFailure> {
+    // SAFETY: a length-one allocation under protection.
+    make(|| unsafe { extendr_ffi::Rf_ScalarInteger(i) })
+}
+
 
 /// Calls R function `fun` as [`call`] does, for a tool: the tool itself or
 /// R code converting its result. A SIGINT meanwhile interrupts it (anywhere
 /// else it asks the server to stop, see `platform::StopSignals`); one that R
 /// has not acted on by the end is dropped, so it interrupts nothing later.
-pub fn call_for_tool(fun: &Robj, args: &[&Robj]) -> Option<Robj> {
+pub fn call_for_tool(fun: &Robj, args: &[&Robj]) -> Result<Robj, RFailure> {
     let for_tool = crate::platform::ForTool::enter();
     let value = call(fun, args);
     if for_tool.leave() {
         drop_pending_interrupt();
+        // R's error text is not about an interrupt; say what happened.
+        return value.map_err(|_| RFailure::Interrupted);
     }
     value
 }

@@ -2,7 +2,7 @@
 //! (`invoke_tool()` in R/invoke.R) in this R process.
 
 use crate::build;
-use crate::ffi;
+use crate::ffi::{self, RFailure};
 use crate::platform;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
@@ -77,7 +77,7 @@ pub fn read_outcome(outcome: Robj, name: &str) -> Finished<Sx> {
 /// error when R cannot hold them.
 pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<Robj, Finished<Sx>> {
     build::arguments(arguments)
-        .ok_or_else(|| Finished::Failed(format!("Tool {name} received arguments too large for R to hold.")))
+        .map_err(|e| Finished::Failed(format!("Tool {name} received arguments too large for R to hold ({e}).")))
 }
 
 impl ToolHost for RHost {
@@ -90,14 +90,19 @@ impl ToolHost for RHost {
             Ok(args) => args,
             Err(failed) => return Started::Done(failed),
         };
+        let name_r = match ffi::string(name) {
+            Ok(n) => n,
+            Err(e) => return Started::Done(Finished::Failed(format!("Tool {name} could not be called: {e}"))),
+        };
         *lock(&IN_FLIGHT) = Some(cx.id);
-        let outcome = ffi::call_for_tool(&self.invoker, &[&tool.fun.0, &args, &Robj::from(name)]);
+        let outcome = ffi::call_for_tool(&self.invoker, &[&tool.fun.0, &args, &name_r]);
         *lock(&IN_FLIGHT) = None;
         platform::flush_c_streams();
-        let Some(outcome) = outcome else {
-            return Started::Done(Finished::Failed(format!("Tool {name} was interrupted or aborted.")));
-        };
-        Started::Done(read_outcome(outcome, name))
+        Started::Done(match outcome {
+            Ok(outcome) => read_outcome(outcome, name),
+            Err(RFailure::Interrupted) => Finished::Failed(format!("Tool {name} was interrupted.")),
+            Err(RFailure::Error(e)) => Finished::Failed(format!("Tool {name} failed: {e}")),
+        })
     }
 
     fn stop_requests(&self) -> StopRequests {

@@ -31,7 +31,7 @@ fn rust_json_parse(text: &str) -> Robj {
     outcome((|| {
         let doc = mcplite_core::json::Doc::parse(text.as_bytes().to_vec()).map_err(|e| e.to_string())?;
         mcplite_core::r::args::check_json(doc.root())?;
-        build::value(doc.root()).ok_or_else(|| "the value is too large for R to hold".to_string())
+        build::value(doc.root()).map_err(|e| format!("the value is too large for R to hold ({e})"))
     })())
 }
 

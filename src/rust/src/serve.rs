@@ -123,7 +123,8 @@ pub fn run(
     let mut guard = StdioGuard::install().map_err(|e| format!("cannot take over standard input and output: {e}"))?;
     let mut traced = Traced { telemetry: Telemetry::from_env_opening(&crate::platform::open_append_nonblocking) };
     if on_start.is_function() {
-        ffi::call(&on_start, &[&Robj::from(traced.telemetry.is_enabled())]).ok_or("the start hook failed")?;
+        let enabled = ffi::flag(traced.telemetry.is_enabled()).map_err(|e| format!("the start hook failed: {e}"))?;
+        ffi::call(&on_start, &[&enabled]).map_err(|e| format!("the start hook failed: {e}"))?;
     }
     crate::otel::set_tracer(traced.telemetry.tracer().cloned());
     let input = guard.take_input().ok_or("standard input is already taken")?;

@@ -155,11 +155,23 @@ unsafe fn materialize(sexp: SEXP) -> bool {
         if ffi::mcplite_json_bytes(sexp, &mut p, &mut len) != 0 {
             return true;
         }
-        ffi::protected(|| {
+        if ffi::protected(|| {
             extendr_ffi::DATAPTR_RO(sexp);
         })
         .is_some()
+        {
+            return true;
+        }
+        let message = ffi::last_error_message();
+        UNREADABLE.with(|u| *u.borrow_mut() = Some((sexp as usize, message)));
+        false
     }
+}
+
+thread_local! {
+    /// R's error for the last vector [`materialize`] could not make (its
+    /// address and R's message), for the tool error that refuses it.
+    static UNREADABLE: RefCell<Option<(usize, String)>> = const { RefCell::new(None) };
 }
 
 impl Sx {
@@ -198,27 +210,23 @@ impl Sx {
     /// is given back as `c(NA, -n)`, so no data is made and the core sees
     /// the form it reads (see `rjson::encode`'s `nrow_of`).
     fn row_names(&self, sym: SEXP) -> Option<Sx> {
-        // SAFETY: getAttrib on a live object that is not a CHARSXP; the
-        // allocations run under protection and the values stay protected
-        // (two entries on R's stack) until the Robj below holds the result.
-        let kept = ffi::protected(|| unsafe {
-            let mut value = extendr_ffi::Rf_protect(extendr_ffi::Rf_getAttrib(self.sexp, sym));
-            if extendr_ffi::TYPEOF(value) == SEXPTYPE::INTSXP && extendr_ffi::ALTREP(value) != 0 {
-                let n = extendr_ffi::Rf_xlength(value).min(i32::MAX as isize) as i32;
-                value = extendr_ffi::Rf_allocVector(SEXPTYPE::INTSXP, 2);
-                let p = extendr_ffi::INTEGER(value);
-                *p = extendr_ffi::R_NaInt;
-                *p.add(1) = -n;
+        // SAFETY: getAttrib on a live object that is not a CHARSXP, under
+        // protection (as the allocation); an expanded sequence is only read
+        // for its length before the new vector is made.
+        let robj = ffi::make(|| unsafe {
+            let value = extendr_ffi::Rf_getAttrib(self.sexp, sym);
+            if extendr_ffi::TYPEOF(value) != SEXPTYPE::INTSXP || extendr_ffi::ALTREP(value) == 0 {
+                return value;
             }
-            extendr_ffi::Rf_protect(value)
-        })?;
-        // SAFETY: `kept` is a live object protected twice above; the Robj
-        // protects it on its own before R's stack entries are dropped.
-        let robj = unsafe { Robj::from_sexp(kept) };
-        // SAFETY: drops the two stack entries made under protection.
-        unsafe { extendr_ffi::Rf_unprotect(2) };
-        // SAFETY: R_NilValue is a global constant.
-        if kept == unsafe { extendr_ffi::R_NilValue } {
+            let n = extendr_ffi::Rf_xlength(value).min(i32::MAX as isize) as i32;
+            let stored = extendr_ffi::Rf_allocVector(SEXPTYPE::INTSXP, 2);
+            let p = extendr_ffi::INTEGER(stored);
+            *p = extendr_ffi::R_NaInt;
+            *p.add(1) = -n;
+            stored
+        })
+        .ok()?;
+        if robj.is_null() {
             return None;
         }
         Some(Sx::owned(robj))
@@ -377,12 +385,11 @@ impl RValue for Sx {
 
     fn read_error(&self) -> Option<String> {
         (!self.readable).then(|| {
-            format!(
-                "R could not produce the values of an ALTREP {} vector of length {} (R's error is on the \
-                 server's standard error)",
-                self.type_name(),
-                self.n
-            )
+            let why = UNREADABLE.with(|u| match &*u.borrow() {
+                Some((at, message)) if *at == self.sexp as usize => message.clone(),
+                _ => "R signalled an error".to_string(),
+            });
+            format!("R could not produce the values of an ALTREP {} vector of length {}: {why}", self.type_name(), self.n)
         })
     }
 
@@ -436,20 +443,26 @@ impl RValue for Sx {
     fn convert(&self, conv: Conversion<'_>) -> std::result::Result<Self, String> {
         let h = helpers()?;
         let x = self.robj();
+        // The helpers' arguments are made under protection, as R values.
+        let failed = |e: ffi::RFailure| format!("R conversion failed: {e}");
         let out = match conv {
             Conversion::FormatTime { classes, posixlt_to_ct } => {
                 let is_date = classes.first().map(String::as_str) == Some("Date");
-                ffi::call_for_tool(
-                    &h.time,
-                    &[&x, &Robj::from(classes.to_vec()), &Robj::from(posixlt_to_ct), &Robj::from(is_date)],
-                )
+                let classes = ffi::strings(classes).map_err(failed)?;
+                let lt = ffi::flag(posixlt_to_ct).map_err(failed)?;
+                let date = ffi::flag(is_date).map_err(failed)?;
+                ffi::call_for_tool(&h.time, &[&x, &classes, &lt, &date])
             }
-            Conversion::ComplexStrings { digits } => ffi::call_for_tool(&h.complex, &[&x, &Robj::from(digits)]),
+            Conversion::ComplexStrings { digits } => {
+                let digits = ffi::integer(digits).map_err(failed)?;
+                ffi::call_for_tool(&h.complex, &[&x, &digits])
+            }
             Conversion::AsCharacter { classes } => {
-                ffi::call_for_tool(&h.as_character, &[&x, &Robj::from(classes.to_vec())])
+                let classes = ffi::strings(classes).map_err(failed)?;
+                ffi::call_for_tool(&h.as_character, &[&x, &classes])
             }
         };
-        let out = out.ok_or("R conversion failed")?;
+        let out = out.map_err(failed)?;
         let sx = Sx::owned(out);
         if sx.rtype() == RType::List {
             // The helper caught an R error and returned its message.

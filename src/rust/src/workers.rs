@@ -12,7 +12,7 @@ use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests, TaskId};
 use mcplite_core::json::Val;
-use mcplite_core::r::{field, string1};
+use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::{Tool, ToolHost};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -46,7 +46,7 @@ impl WorkerHost {
     pub fn start(workers: &Robj) -> std::result::Result<WorkerHost, String> {
         let config = field(&Sx::borrowed(workers), "config").map(|c| c.robj()).unwrap_or_else(|| ().into());
         let start = function(workers, "start")?;
-        let state = ffi::call(&start, &[&config]).ok_or("cannot start the workers")?;
+        let state = ffi::call(&start, &[&config]).map_err(|e| format!("cannot start the workers: {e}"))?;
         if let Some(message) = string1(&Sx::borrowed(&state)) {
             return Err(format!("cannot start the workers: {message}"));
         }
@@ -73,7 +73,7 @@ impl WorkerHost {
 
     /// One look at the running tasks.
     fn finished(&mut self) -> Option<(TaskId, Finished<Sx>)> {
-        let out = ffi::call(&self.poll, &[&self.state])?;
+        let out = ffi::call(&self.poll, &[&self.state]).ok()?;
         let sx = Sx::borrowed(&out);
         let id = field(&sx, "id").and_then(|i| string1(&i))?;
         let outcome = field(&sx, "outcome").map(|o| o.robj()).unwrap_or_else(|| ().into());
@@ -101,18 +101,24 @@ impl ToolHost for WorkerHost {
         };
         self.next += 1;
         let task = self.next;
-        let traceparent: Robj = cx.traceparent.as_deref().map(Robj::from).unwrap_or_else(|| ().into());
-        let id = Robj::from(task.to_string());
-        let sent = ffi::call(&self.submit, &[&self.state, &id, &Robj::from(name), &args, &traceparent]);
+        let sent = (|| {
+            let traceparent = match cx.traceparent.as_deref() {
+                Some(t) => ffi::string(t)?,
+                None => Robj::from(()),
+            };
+            let id = ffi::string(&task.to_string())?;
+            let name_r = ffi::string(name)?;
+            ffi::call(&self.submit, &[&self.state, &id, &name_r, &args, &traceparent])
+        })();
         match sent {
-            Some(r) if r.as_bool() == Some(true) => {
+            Ok(r) if flag1(&Sx::borrowed(&r)) == Some(true) => {
                 self.running.insert(task, name.to_string());
                 Started::Running(task)
             }
-            Some(r) => Started::Done(Finished::Failed(
+            Ok(r) => Started::Done(Finished::Failed(
                 string1(&Sx::borrowed(&r)).unwrap_or_else(|| format!("Tool {name} could not be sent to a worker.")),
             )),
-            None => Started::Done(Finished::Failed(format!("Tool {name} could not be sent to a worker."))),
+            Err(e) => Started::Done(Finished::Failed(format!("Tool {name} could not be sent to a worker: {e}"))),
         }
     }
 
@@ -132,7 +138,9 @@ impl ToolHost for WorkerHost {
 
     fn cancel(&mut self, task: TaskId) {
         if self.running.remove(&task).is_some() {
-            let _ = ffi::call(&self.cancel, &[&self.state, &Robj::from(task.to_string())]);
+            if let Ok(id) = ffi::string(&task.to_string()) {
+                let _ = ffi::call(&self.cancel, &[&self.state, &id]);
+            }
         }
     }
 

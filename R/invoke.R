@@ -52,7 +52,8 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers 
   })
   if (!is.null(workers)) {
     workers <- list(config = workers, start = workers_start, submit = workers_submit,
-                    poll = workers_poll, cancel = workers_cancel, stop = workers_stop)
+                    wait = workers_wait, bell = workers_bell, cancel = workers_cancel,
+                    stop = workers_stop)
   }
   out <- rust_serve(specs, instructions, json_opts, invoke_tool, info,
                     json_helpers(), otel_on_start, workers)

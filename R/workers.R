@@ -152,6 +152,10 @@ workers_start <- function(config) {
       in_startup_dir(mirai::daemons(config$n, output = TRUE, cleanup = FALSE, .compute = config$profile))
       started <- TRUE
     }
+    # mirai signals this condition variable whenever a task of the profile
+    # resolves (what workers_wait() waits on).
+    profile <- if (is.null(config$profile)) "default" else config$profile
+    state$cv <- tryCatch(mirai::nextget("cv", .compute = profile), error = function(e) NULL)
     preload <- workers_preload(config, min = max(1L, config$n))
     if (own) {
       # Serve only once every worker has the tools; say on stderr if the
@@ -213,6 +217,51 @@ workers_submit <- function(state, id, name, args, traceparent) {
   }, error = function(e) {
     sprintf("Tool %s could not be sent to a worker: %s", name, conditionMessage(e))
   })
+}
+
+# A call that has finished, as list(id, outcome, bell), waiting up to `ms`
+# milliseconds for one: mirai signals the compute profile's condition
+# variable whenever a task resolves, and the doorbell (workers_bell())
+# signals it when the server reads a line, so the wait ends at once for
+# either. `bell` says whether the doorbell still works.
+workers_wait <- function(state, ms) {
+  done <- workers_poll(state)
+  if (is.null(done) && ms > 0 && !is.null(state$cv)) {
+    nanonext::until(state$cv, ms)
+    workers_bell_rearm(state)
+    done <- workers_poll(state)
+  }
+  c(done, list(bell = !is.null(state$bell_aio)))
+}
+
+# The doorbell: a byte stream from the server's input reader (Rust listens
+# on a loopback port and rings with one byte per line read). A receive is
+# kept pending on it that signals the same condition variable as mirai's
+# tasks. `token` proves to the listener that this process dialled. Returns
+# TRUE, or why not (the server then looks at its workers every few ms).
+workers_bell <- function(state, port, token) {
+  tryCatch({
+    if (is.null(state$cv)) stop("no condition variable for the compute profile")
+    bell <- nanonext::stream(dial = sprintf("tcp://127.0.0.1:%d", as.integer(port)))
+    nanonext::send(bell, charToRaw(token), mode = "raw", block = 1000L)
+    state$bell <- bell
+    state$bell_aio <- nanonext::recv_aio(bell, mode = "raw", cv = state$cv)
+    TRUE
+  }, error = function(e) conditionMessage(e))
+}
+
+# After a wait: a receive that completed is replaced by a new one; one that
+# failed (the server closed its end) ends the doorbell.
+workers_bell_rearm <- function(state) {
+  aio <- state$bell_aio
+  if (is.null(aio) || nanonext::unresolved(aio)) return(invisible())
+  if (nanonext::is_error_value(aio$data)) {
+    state$bell_aio <- NULL
+    tryCatch(close(state$bell), error = function(e) NULL)
+    return(invisible())
+  }
+  state$bell_aio <- nanonext::recv_aio(state$bell, mode = "raw", cv = state$cv)
+  invisible()
 }
 
 # A call that has finished, as list(id, outcome), or NULL.
@@ -301,6 +350,8 @@ workers_stop <- function(state) {
     }
     unlink(state$markers, recursive = TRUE)
   }
+  if (!is.null(state$bell)) tryCatch(close(state$bell), error = function(e) NULL)
+  state$bell_aio <- NULL
   invisible(NULL)
 }
 

@@ -33,8 +33,9 @@ const P = {
   throughputMs: int('BENCH_THROUGHPUT_MS', 2000),
   window: int('BENCH_WINDOW', 64),
   overheadWorkers: int('BENCH_OVERHEAD_WORKERS', 4),
+  idleSeconds: num('BENCH_IDLE_S', 10),
 };
-const only = (env.BENCH_WORKER_SCENARIOS || 'sleep,cpu,overhead').split(',');
+const only = (env.BENCH_WORKER_SCENARIOS || 'sleep,cpu,overhead,idle').split(',');
 const outDir = env.BENCH_OUT || path.join(HERE, 'results');
 
 const META =
@@ -166,6 +167,44 @@ async function overhead(workers) {
   }
 }
 
+// CPU seconds the server process has used (utime + stime in /proc/PID/stat;
+// Rscript execs R, so the pid is the server's). null where there is no /proc.
+function cpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+// The server's CPU over `idleSeconds`, as % of one core: with nothing to do,
+// and while one long call runs on a worker (what the server spends watching).
+async function idle(workers) {
+  const srv = new Server(workers).start();
+  try {
+    await srv.ready();
+    const pid = srv.proc.pid;
+    const over = async () => {
+      const c0 = cpuSeconds(pid);
+      const t0 = now();
+      await new Promise((r) => setTimeout(r, P.idleSeconds * 1000));
+      const c1 = cpuSeconds(pid);
+      return c0 === null || c1 === null ? NaN : ((c1 - c0) / ((now() - t0) / 1000)) * 100;
+    };
+    const load0 = load();
+    const quiet = await over();
+    const long = srv.request(call('nap', `{"seconds":${P.idleSeconds + 2}}`));
+    await new Promise((r) => setTimeout(r, 500));
+    const watching = await over();
+    check(await long, 'slept');
+    return { quiet, watching, load: [load0, load()] };
+  } finally {
+    await srv.close();
+  }
+}
+
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 const range = (xs, d = 2) => `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)})`;
 
@@ -212,6 +251,18 @@ async function main() {
     rows.push(['trivial tool (x + y), one call at a time: median latency ms', range(b50, 3), `${range(w50, 3)} (${P.overheadWorkers} workers)`, `+${range(extra, 3)} ms per call`, 'reported', '–']);
     rows.push(['trivial tool, one call at a time: p99 latency ms', range(b99, 3), range(w99, 3), '', 'reported', '–']);
     rows.push([`trivial tool, ${P.window} calls in flight: calls/s`, range(bc, 0), range(wc, 0), '', 'reported', '–']);
+  }
+  if (only.includes('idle')) {
+    const quiet = [], watching = [];
+    for (let rep = 0; rep < P.reps; rep++) {
+      const a = await idle(P.overheadWorkers);
+      quiet.push(a.quiet); watching.push(a.watching);
+      loads.push(...a.load);
+      console.error(`# idle rep ${rep + 1}: ${fmt(a.quiet, 2)} % of a core idle, ${fmt(a.watching, 2)} % while one call runs`);
+    }
+    results.rows.idle = { quiet, watching };
+    rows.push([`server CPU over ${P.idleSeconds} s with ${P.overheadWorkers} workers and no call: % of a core`, '–', range(quiet, 2), '', '< 1 %', median(quiet) < 1 ? 'met' : 'not met']);
+    rows.push([`server CPU over ${P.idleSeconds} s while one long call runs on a worker: % of a core`, '–', range(watching, 2), '', '< 1 %', median(watching) < 1 ? 'met' : 'not met']);
   }
   results.load = { min: Math.min(...loads), max: Math.max(...loads) };
   results.seconds = (Date.now() - started.getTime()) / 1000;

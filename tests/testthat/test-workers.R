@@ -141,6 +141,35 @@ test_that("calls run at once on workers, and the server keeps answering meanwhil
   mcp_validate(c(list(mcp_by_id(meanwhile, 4)), met), "2025-11-25", "CallToolResult")
 })
 
+test_that("while a call runs on a worker, each line read wakes the server at once", {
+  # The server waits in mirai's condition variable while calls run; the input
+  # reader rings a doorbell that signals it. Were the bell silent, each ping
+  # below would wait for the 50 ms bound of that wait: 100 pings >= 5 s.
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  go <- file.path(dir, "go")
+  mcp_send(proc, initialize_line("2025-11-25"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "wait_for", args_json(path = go)))
+  mcp_send(proc, legacy_call(2, "add", '{"x":1,"y":2}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "3")
+  started <- Sys.time()
+  for (i in seq_len(100)) {
+    mcp_send(proc, rpc(100 + i, "ping"))
+    pong <- mcp_read(proc, 1)
+    expect_equal(pong[[1]]$id, 100 + i)
+  }
+  took <- as.numeric(Sys.time() - started, units = "secs")
+  expect_lt(took, 2.5)
+  file.create(go)
+  released <- mcp_read(proc, 1)
+  expect_identical(first_text(released[[1]]), "released")
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_no_match(out$stderr, "input cannot wake", fixed = TRUE)
+})
+
 test_that("calls in flight at end of input are answered before the server exits (modern)", {
   proc <- workers_server("2")
   on.exit(mcp_kill(proc), add = TRUE)

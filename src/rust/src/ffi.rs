@@ -207,6 +207,16 @@ pub fn flag(b: bool) -> Result<Robj, RFailure> {
     })
 }
 
+/// A double scalar.
+pub fn double(d: f64) -> Result<Robj, RFailure> {
+    // SAFETY: a length-one allocation under protection.
+    make(|| unsafe {
+        let x = extendr_ffi::Rf_allocVector(SEXPTYPE::REALSXP, 1);
+        *extendr_ffi::REAL(x) = d;
+        x
+    })
+}
+
 /// An integer scalar.
 pub fn integer(i: i32) -> Result<Robj, RFailure> {
     // SAFETY: a length-one allocation under protection.

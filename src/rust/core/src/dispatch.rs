@@ -191,7 +191,22 @@ pub trait ToolHost {
     fn stop_requests(&self) -> StopRequests {
         StopRequests::default()
     }
+    /// What the input reader calls after each line it reads (and when input
+    /// ends), so a host that waits in [`ToolHost::poll`] on something of
+    /// its own (workers' completion) also wakes for input. Taken once, when
+    /// serving starts.
+    fn input_waker(&mut self) -> Option<InputWaker> {
+        None
+    }
+    /// Whether [`ToolHost::poll`] ends as soon as the input waker is called,
+    /// so serving may wait there instead of on the input.
+    fn wakes_on_input(&self) -> bool {
+        false
+    }
 }
+
+/// See [`ToolHost::input_waker`]: called from the input reader's thread.
+pub type InputWaker = Box<dyn Fn() + Send>;
 
 /// Requests to stop serving since it began. The first request of any kind
 /// winds serving down as end of input does; a request to terminate that

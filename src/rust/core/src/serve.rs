@@ -11,6 +11,7 @@
 //! them as they finish.
 
 use crate::dispatch::{
+    InputWaker,
     stopped_message, Answer, Facts, Finished, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
@@ -18,7 +19,7 @@ use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
 use std::collections::HashSet;
 use std::io::{self, BufRead, Write};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,9 +73,15 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
 fn spawn_reader<R: BufRead + Send + 'static>(
     input: R,
     cancelled: Cancelled,
+    waker: Option<InputWaker>,
 ) -> io::Result<mpsc::Receiver<io::Result<Incoming>>> {
     let (tx, rx) = mpsc::sync_channel::<io::Result<Incoming>>(READ_AHEAD);
     std::thread::Builder::new().name("mcplite-stdin".into()).spawn(move || {
+        let wake = || {
+            if let Some(w) = &waker {
+                w()
+            }
+        };
         let mut reader = LineReader::new(input);
         loop {
             let item = match reader.next_line() {
@@ -88,10 +95,15 @@ fn spawn_reader<R: BufRead + Send + 'static>(
                 }
             }
             let stop = item.is_err();
-            if tx.send(item).is_err() || stop {
+            let sent = tx.send(item).is_ok();
+            wake();
+            if !sent || stop {
                 break;
             }
         }
+        // The end of input is news too: the channel disconnects now.
+        drop(tx);
+        wake();
     })?;
     Ok(rx)
 }
@@ -255,7 +267,8 @@ where
     H: ToolHost,
 {
     let mut s = Session::new(output, server, host, telemetry);
-    let rx = spawn_reader(input, s.cancelled.clone())?;
+    let waker = s.host.input_waker();
+    let rx = spawn_reader(input, s.cancelled.clone(), waker)?;
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
     loop {
@@ -285,6 +298,24 @@ where
                 let Ok(item) = item else { break };
                 s.refuse_calls = s.host.stop_requests().terminate > requests.terminate || since.elapsed() > END_GRACE;
                 s.process(item);
+            }
+            continue;
+        }
+        if !s.running.is_empty() && s.host.wakes_on_input() {
+            // The host's wait ends when a call finishes or the reader has
+            // news, so serving waits there (bounded, to look at stop
+            // requests) rather than here.
+            match rx.try_recv() {
+                Ok(item) => {
+                    s.process(item?);
+                    // One answer that is ready per line read, so a flood of
+                    // input cannot hold answers back.
+                    s.poll(Duration::ZERO);
+                }
+                Err(TryRecvError::Empty) => {
+                    s.poll(IDLE_TICK);
+                }
+                Err(TryRecvError::Disconnected) => phase = Phase::winding_down(Ending::EndOfInput, requests),
             }
             continue;
         }

@@ -37,8 +37,9 @@ fn server_r(v: Val<'_>, root: &str) -> std::result::Result<Robj, String> {
 
 /// JSON this package made -> R (findings of the listing checks).
 fn own_r(v: &Value) -> Robj {
-    let built =
-        mcplite_core::json::Doc::parse(v.to_string().into_bytes()).ok().and_then(|doc| crate::build::value(doc.root()).ok());
+    let built = mcplite_core::json::Doc::parse(v.to_string().into_bytes())
+        .ok()
+        .and_then(|doc| crate::build::value(doc.root()).ok());
     built.unwrap_or_else(|| ().into())
 }
 

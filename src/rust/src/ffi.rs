@@ -1,13 +1,14 @@
-//! The few R C API entry points `extendr_ffi` does not declare, and the two
-//! ways this crate calls into R safely.
+//! The few R C API entry points `extendr_ffi` does not declare, and the
+//! ways this crate calls into R safely (ARCHITECTURE.md, "Calling R safely").
 //!
 //! An R error is a `longjmp`: if one happened inside a Rust frame it would
 //! skip that frame without unwinding it, which Rust does not allow. So every
 //! R API call made while serving either cannot fail (type and bounds are
 //! checked first, e.g. `STRING_ELT` only on a character vector and an index
 //! below its length) or runs under R's own error protection: [`protected`]
-//! for C API calls that can fail (allocations whose size a client or tool
-//! controls, string translation), [`call`] for evaluating R code.
+//! for C API calls that can fail, [`make`] for those that make an object
+//! (wrapped into an `Robj` only after the protection ends), [`call`] for
+//! evaluating R code. Failures carry R's message ([`RFailure`]).
 
 use extendr_api::prelude::*;
 use extendr_ffi::{cetype_t, Rboolean, SEXP, SEXPTYPE};
@@ -125,7 +126,7 @@ pub fn last_error_message() -> String {
     // SAFETY: a call to a base function with no arguments, built and
     // evaluated under protection; the value is protected until wrapped.
     let text = protected(|| unsafe {
-        let fun = extendr_ffi::Rf_install(b"geterrmessage\0".as_ptr() as *const c_char);
+        let fun = extendr_ffi::Rf_install(c"geterrmessage".as_ptr());
         let call = extendr_ffi::Rf_protect(extendr_ffi::Rf_lang1(fun));
         let mut failed: c_int = 0;
         let value = extendr_ffi::R_tryEval(call, extendr_ffi::R_BaseEnv, &mut failed);
@@ -222,7 +223,6 @@ pub fn integer(i: i32) -> Result<Robj, RFailure> {
     // SAFETY: a length-one allocation under protection.
     make(|| unsafe { extendr_ffi::Rf_ScalarInteger(i) })
 }
-
 
 /// Calls R function `fun` as [`call`] does, for a tool: the tool itself or
 /// R code converting its result. A SIGINT meanwhile interrupts it (anywhere

@@ -389,7 +389,11 @@ impl RValue for Sx {
                 Some((at, message)) if *at == self.sexp as usize => message.clone(),
                 _ => "R signalled an error".to_string(),
             });
-            format!("R could not produce the values of an ALTREP {} vector of length {}: {why}", self.type_name(), self.n)
+            format!(
+                "R could not produce the values of an ALTREP {} vector of length {}: {why}",
+                self.type_name(),
+                self.n
+            )
         })
     }
 

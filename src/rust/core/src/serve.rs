@@ -11,8 +11,7 @@
 //! them as they finish.
 
 use crate::dispatch::{
-    InputWaker,
-    stopped_message, Answer, Facts, Finished, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
+    stopped_message, Answer, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::telemetry::{diag, Span, Telemetry};

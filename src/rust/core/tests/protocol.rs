@@ -576,3 +576,127 @@ fn more_interrupts_while_winding_down_change_nothing() {
         assert_eq!(tool_error_text(&answers[&id]), None, "call {id}: {}", answers[&id]);
     }
 }
+
+/// Input that gives one line per read, the first at once and each next one
+/// `gap` later (a client sending while a call runs), then ends.
+struct PacedInput {
+    lines: std::collections::VecDeque<Vec<u8>>,
+    gap: std::time::Duration,
+    first: bool,
+}
+
+impl std::io::Read for PacedInput {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(line) = self.lines.front_mut() else { return Ok(0) };
+        if !std::mem::replace(&mut self.first, false) && buf.len() >= line.len() {
+            std::thread::sleep(self.gap);
+        }
+        let n = line.len().min(buf.len());
+        buf[..n].copy_from_slice(&line[..n]);
+        line.drain(..n);
+        if line.is_empty() {
+            self.lines.pop_front();
+        }
+        Ok(n)
+    }
+}
+
+/// A worker host whose `poll` waits on its own signal, as the R workers wait
+/// in mirai's condition variable, woken by the input waker.
+struct WakingHost {
+    inner: TestHost,
+    ring: Option<std::sync::mpsc::Sender<()>>,
+    rang: std::sync::mpsc::Receiver<()>,
+    rings: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Waits that ran to their end before the input ended.
+    timeouts_while_reading: usize,
+    woken: usize,
+    lines: usize,
+}
+
+impl mcplite_core::ToolHost for WakingHost {
+    type Fun = &'static str;
+    type Value = mcplite_core::rjson::testvalue::TV;
+
+    fn call(
+        &mut self,
+        tool: &mcplite_core::Tool<&'static str>,
+        args: Option<mcplite_core::json::Val<'_>>,
+        cx: mcplite_core::dispatch::CallContext,
+    ) -> mcplite_core::dispatch::Started<Self::Value> {
+        self.inner.call(tool, args, cx)
+    }
+
+    fn poll(
+        &mut self,
+        wait: std::time::Duration,
+    ) -> Option<(mcplite_core::dispatch::TaskId, mcplite_core::dispatch::Finished<Self::Value>)> {
+        use std::sync::mpsc::RecvTimeoutError;
+        if let Some(done) = self.inner.poll(std::time::Duration::ZERO) {
+            return Some(done);
+        }
+        if wait.is_zero() {
+            return None;
+        }
+        let reading = self.rings.load(std::sync::atomic::Ordering::SeqCst) < self.lines;
+        match self.rang.recv_timeout(wait) {
+            Ok(()) => self.woken += 1,
+            Err(RecvTimeoutError::Timeout) => self.timeouts_while_reading += usize::from(reading),
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(wait),
+        }
+        self.inner.poll(std::time::Duration::ZERO)
+    }
+
+    fn input_waker(&mut self) -> Option<mcplite_core::dispatch::InputWaker> {
+        let ring = std::sync::Mutex::new(self.ring.take()?);
+        let rings = self.rings.clone();
+        Some(Box::new(move || {
+            rings.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = ring.lock().unwrap().send(());
+        }))
+    }
+
+    fn wakes_on_input(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_host_that_wakes_on_input_is_woken_by_every_line_while_a_call_runs() {
+    use std::time::Duration;
+    let (ring, rang) = std::sync::mpsc::channel();
+    let mut lines = vec![call(1, "timed_echo", r#"{"ms":600}"#)];
+    lines.extend((2..=11).map(|id| call(id, "echo", "{}")));
+    let mut host = WakingHost {
+        inner: TestHost::default(),
+        ring: Some(ring),
+        rang,
+        rings: Default::default(),
+        timeouts_while_reading: 0,
+        woken: 0,
+        lines: lines.len(),
+    };
+    let input = PacedInput {
+        lines: lines.iter().map(|l| format!("{l}\n").into_bytes()).collect(),
+        // Shorter than the host's bounded wait (serve's IDLE_TICK, 50 ms), so
+        // each line arrives while the server waits in the host.
+        gap: Duration::from_millis(20),
+        first: true,
+    };
+    let mut server = server(&["timed_echo", "echo"]);
+    let mut out = Vec::new();
+    let ending =
+        serve(std::io::BufReader::new(input), &mut out, &mut server, &mut host, &mut Telemetry::from_provider(None))
+            .unwrap();
+    assert_eq!(ending, Ending::EndOfInput);
+    let text = String::from_utf8(out).unwrap();
+    let ids: Vec<i64> =
+        text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, (2..=11).chain([1]).collect::<Vec<_>>(), "the echoes first, then the timed call: {text}");
+    // Each line and the end of input rang the waker once.
+    assert_eq!(host.rings.load(std::sync::atomic::Ordering::SeqCst), lines.len() + 1);
+    // The lines ended the host's waits: without the waker each would have
+    // run its 50 ms to the end.
+    assert!(host.woken >= 9, "woken {} times", host.woken);
+    assert!(host.timeouts_while_reading <= 2, "{} waits timed out while lines came", host.timeouts_while_reading);
+}

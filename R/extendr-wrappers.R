@@ -16,7 +16,7 @@ rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, he
 
 rust_json_size <- function(x, opts, helpers) .Call(wrap__rust_json_size, x, opts, helpers)
 
-rust_serve <- function(specs, instructions, opts, invoker, info, helpers, on_start, workers) .Call(wrap__rust_serve, specs, instructions, opts, invoker, info, helpers, on_start, workers)
+rust_serve <- function(settings) .Call(wrap__rust_serve, settings)
 
 rust_on_exit <- function() .Call(wrap__rust_on_exit)
 

@@ -55,8 +55,11 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers 
                     wait = workers_wait, bell = workers_bell, cancel = workers_cancel,
                     stop = workers_stop)
   }
-  out <- rust_serve(specs, instructions, json_opts, invoke_tool, info,
-                    json_helpers(), otel_on_start, workers)
+  out <- rust_serve(list(
+    specs = specs, instructions = instructions, json_opts = json_opts,
+    invoke = invoke_tool, info = info, helpers = json_helpers(),
+    on_start = otel_on_start, workers = workers
+  ))
   if (!is.null(out[["error"]])) {
     stop(structure(
       class = c("mcplite_error_server", "mcplite_error", "error", "condition"),

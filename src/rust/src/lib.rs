@@ -78,25 +78,12 @@ fn rust_json_size(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     })())
 }
 
-/// Serve MCP on stdin/stdout until end of input.
+/// Serve MCP on stdin/stdout until end of input. `settings` is the list
+/// `serve_specs()` makes (see `serve::Settings`).
 /// @noRd
 #[extendr]
-#[allow(clippy::too_many_arguments)]
-fn rust_serve(
-    specs: Robj,
-    instructions: Robj,
-    opts: Robj,
-    invoker: Robj,
-    info: Robj,
-    helpers: Robj,
-    on_start: Robj,
-    workers: Robj,
-) -> Robj {
-    outcome(
-        sexp::set_helpers(&helpers)
-            .and_then(|_| serve::run(specs, instructions, opts, invoker, info, on_start, workers))
-            .map(Robj::from),
-    )
+fn rust_serve(settings: Robj) -> Robj {
+    outcome(serve::Settings::read(&settings).and_then(serve::run).map(Robj::from))
 }
 
 /// The process is ending (an exit finalizer): answer a call in flight.

@@ -96,18 +96,53 @@ fn list_len(x: &Sx) -> usize {
 /// How long `run` waits for the input reader thread to end once serving has.
 const READER_STOP_WAIT: Duration = Duration::from_secs(2);
 
+/// What `rust_serve()` is given: one named list from `serve_specs()`
+/// (R/invoke.R), read by name.
+pub struct Settings {
+    /// The tool specs (`list(name, description, input_schema, ..., fun)`).
+    specs: Robj,
+    /// The server's instructions, a string or `NULL`.
+    instructions: Robj,
+    /// The payload options (`payload_option_values()`).
+    json_opts: Robj,
+    /// `invoke_tool()`, which runs a tool and catches what it signals.
+    invoker: Robj,
+    /// `list(name, version)` announced to clients.
+    info: Robj,
+    /// A function called with whether tracing is on, once the streams are
+    /// guarded, or `NULL`.
+    on_start: Robj,
+    /// `NULL` (calls run in this process) or the workers' settings and
+    /// functions (see workers.rs).
+    workers: Robj,
+}
+
+impl Settings {
+    /// Reads the list and remembers the serializer's helpers (`helpers`).
+    pub fn read(list: &Robj) -> std::result::Result<Settings, String> {
+        let sx = Sx::borrowed(list);
+        // Every name must be there (`NULL` where there is nothing), so a
+        // misspelt one is an error rather than a silent default.
+        let item = |name: &str| -> std::result::Result<Robj, String> {
+            field(&sx, name).map(|v| v.robj()).ok_or_else(|| format!("the server settings have no `{name}`"))
+        };
+        crate::sexp::set_helpers(&item("helpers")?)?;
+        Ok(Settings {
+            specs: item("specs")?,
+            instructions: item("instructions")?,
+            json_opts: item("json_opts")?,
+            invoker: item("invoke")?,
+            info: item("info")?,
+            on_start: item("on_start")?,
+            workers: item("workers")?,
+        })
+    }
+}
+
 /// Serve; returns how serving ended ("end of input", "output closed",
 /// "stopped").
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    specs: Robj,
-    instructions: Robj,
-    json_opts: Robj,
-    invoker: Robj,
-    info: Robj,
-    on_start: Robj,
-    workers: Robj,
-) -> std::result::Result<&'static str, String> {
+pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
+    let Settings { specs, instructions, json_opts, invoker, info, on_start, workers } = settings;
     let _serving = Serving::start()?;
     let tools = tools(&specs)?;
     let instructions = string1(&Sx::borrowed(&instructions));

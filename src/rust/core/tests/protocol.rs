@@ -400,6 +400,22 @@ fn truthful_errors_for_what_the_reader_cannot_hold() {
     assert_eq!(r[0]["result"]["resultType"], json!("complete"));
 }
 
+/// Serves `input` until it ends (which must be how serving ends) and
+/// returns the ids of the answers in order, and the output.
+fn serve_to_end<H: mcplite_core::ToolHost<Fun = &'static str>>(
+    input: impl std::io::Read + Send + 'static,
+    server: &mut Server<&'static str>,
+    host: &mut H,
+) -> (Vec<Value>, String) {
+    let mut out = Vec::new();
+    let ending =
+        serve(std::io::BufReader::new(input), &mut out, server, host, &mut Telemetry::from_provider(None)).unwrap();
+    assert_eq!(ending, Ending::EndOfInput);
+    let text = String::from_utf8(out).unwrap();
+    let ids = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
+    (ids, text)
+}
+
 /// Input that gives `bytes`, then stays open (as a client's pipe does) until
 /// `open_for` has passed, then ends.
 struct OpenInput {
@@ -437,13 +453,7 @@ fn watching_a_long_worker_call_costs_few_looks() {
         bytes: std::io::Cursor::new(lines.into_bytes()),
         until: Instant::now() + Duration::from_millis(400),
     };
-    let mut out = Vec::new();
-    let ending =
-        serve(std::io::BufReader::new(input), &mut out, &mut server, &mut host, &mut Telemetry::from_provider(None))
-            .unwrap();
-    assert_eq!(ending, Ending::EndOfInput);
-    let text = String::from_utf8(out).unwrap();
-    let ids: Vec<Value> = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
+    let (ids, text) = serve_to_end(input, &mut server, &mut host);
     assert_eq!(ids, [json!(2), json!(1)], "the quick call is answered first: {text}");
     // 300 ms of a running call with the input open: the server looks at the
     // host about every WORKER_LOOK_MAX once nothing happens (150 looks),
@@ -684,14 +694,8 @@ fn a_host_that_wakes_on_input_is_woken_by_every_line_while_a_call_runs() {
         first: true,
     };
     let mut server = server(&["timed_echo", "echo"]);
-    let mut out = Vec::new();
-    let ending =
-        serve(std::io::BufReader::new(input), &mut out, &mut server, &mut host, &mut Telemetry::from_provider(None))
-            .unwrap();
-    assert_eq!(ending, Ending::EndOfInput);
-    let text = String::from_utf8(out).unwrap();
-    let ids: Vec<i64> =
-        text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].as_i64().unwrap()).collect();
+    let (ids, text) = serve_to_end(input, &mut server, &mut host);
+    let ids: Vec<i64> = ids.iter().map(|id| id.as_i64().unwrap()).collect();
     assert_eq!(ids, (2..=11).chain([1]).collect::<Vec<_>>(), "the echoes first, then the timed call: {text}");
     // Each line and the end of input rang the waker once.
     assert_eq!(host.rings.load(std::sync::atomic::Ordering::SeqCst), lines.len() + 1);

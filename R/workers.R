@@ -258,6 +258,7 @@ workers_bell_rearm <- function(state) {
   if (nanonext::is_error_value(aio$data)) {
     state$bell_aio <- NULL
     tryCatch(close(state$bell), error = function(e) NULL)
+    state$bell <- NULL
     return(invisible())
   }
   state$bell_aio <- nanonext::recv_aio(state$bell, mode = "raw", cv = state$cv)

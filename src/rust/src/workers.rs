@@ -17,8 +17,7 @@ use crate::ffi;
 use crate::host::{call_arguments, read_outcome, RFun};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::InputWaker;
-use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests, TaskId};
+use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, StopRequests, TaskId};
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
@@ -223,7 +222,6 @@ fn bell_token() -> String {
     for i in 0..2u8 {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u8(i);
-        h.write_u128(Instant::now().elapsed().as_nanos());
         out.push_str(&format!("{:016x}", h.finish()));
     }
     out

@@ -47,10 +47,15 @@ test_that("after Ctrl-C stops the server at a console, every line typed reaches 
   # The terminal turns Ctrl-C into SIGINT for R's process group.
   s$type("\x03")
   expect_true(s$wait_for("the server stopped\\.\n> "), label = s$out)
-  # Each line prints "typed-k": the echo of what was typed does not.
+  # Each line prints "typed-k": the echo of what was typed does not. Lines
+  # are typed one at a time, each once R has answered the one before: typed
+  # ahead, the terminal's echo of a line can land inside R's output of the
+  # previous one. A line something else swallowed never gets its answer.
   lines <- 1:8
-  for (k in lines) s$type(sprintf('cat(paste0("typ", "ed-", %d), "\\n")\n', k))
-  expect_true(s$wait_for(sprintf("typed-%d \n", max(lines)), 20), label = s$out)
+  for (k in lines) {
+    s$type(sprintf('cat(paste0("typ", "ed-", %d), "\\n")\n', k))
+    expect_true(s$wait_for(sprintf("typed-%d \n> ", k), 10), label = s$out)
+  }
   seen <- vapply(lines, function(k) lengths(regmatches(s$out, gregexpr(sprintf("typed-%d \n", k), s$out))), 1L)
   expect_equal(seen, rep(1L, length(lines)), label = paste("times each line was evaluated:", s$out))
   # No thread of the server is left.

@@ -151,19 +151,26 @@ mcp_send <- function(proc, line_or_list, newline = TRUE) {
     )))
   }
   if (newline) bytes <- c(bytes, as.raw(10L))
+  # Written in slices: write_input() returns the bytes it could not write, a
+  # copy, so handing it a 100 MB line whole costs a copy per pipe-full. The
+  # deadline is for the server to take no byte at all for 30 s.
+  slice <- 1048576
+  at <- 0
   deadline <- Sys.time() + 30
-  while (length(bytes)) {
+  while (at < length(bytes)) {
     if (!proc$process$is_alive()) {
       testthat::fail(sprintf("server exited before it read all input; stderr:\n%s", mcp_stderr(proc)))
       return(invisible(proc))
     }
-    left <- proc$process$write_input(bytes)
-    bytes <- left
-    if (length(bytes)) {
+    chunk <- bytes[seq.int(at + 1, min(at + slice, length(bytes)))]
+    written <- length(chunk) - length(proc$process$write_input(chunk))
+    at <- at + written
+    if (written > 0) deadline <- Sys.time() + 30
+    if (at < length(bytes) && written < length(chunk)) {
       # The server may be blocked writing stdout; keep draining it.
       mcp_pump(proc)
-      if (Sys.time() > deadline) stop("timed out writing to the server's stdin")
-      Sys.sleep(0.005)
+      if (Sys.time() > deadline) stop("timed out writing to the server's stdin: it took no byte for 30 s")
+      proc$process$poll_io(5)
     }
   }
   invisible(proc)

@@ -57,12 +57,6 @@ test_that("reading a value R keeps in a wrapper object leaves its metadata and d
 
 test_that("arguments R cannot allocate are a tool error with R's message, and later calls are served", {
   skip_if_no_mcplite_child()
-  # Open (issue 24 note, session 9): on R 4.6.2 and, now and then, on R 4.2
-  # in the whole suite, the server stops reading its input after the first
-  # refused argument (the client's write times out). Skipped until that
-  # fault is found; MCPLITE_TEST_MEMORY_LIMIT=true runs it.
-  skip_if_not(identical(Sys.getenv("MCPLITE_TEST_MEMORY_LIMIT"), "true"),
-              "the server can stop reading under a tight memory limit (open fault)")
   # Under a 100 MB vector memory limit a 120 MB string argument cannot be
   # made, while small calls still can.
   server <- server_script(c(

@@ -340,15 +340,17 @@ kill_process <- function(pid) {
 }
 
 # At the end of serving: stop what still runs, and the daemons mcplite
-# started, including any still running a call (a marker left behind).
+# started, including any still running a call (a marker left behind). Those
+# are ended first: mirai's reset then has no daemon busy with a call to wait
+# for (the process must exit once every call is answered).
 workers_stop <- function(state) {
   for (id in names(state$tasks)) workers_cancel(state, id)
   if (isTRUE(state$own)) {
-    tryCatch(mirai::daemons(0, .compute = state$config$profile), error = function(e) NULL)
     for (marker in list.files(state$markers, full.names = TRUE)) {
       pid <- marker_pid(marker)
       if (!is.na(pid)) kill_process(pid)
     }
+    tryCatch(mirai::daemons(0, .compute = state$config$profile), error = function(e) NULL)
     unlink(state$markers, recursive = TRUE)
   }
   if (!is.null(state$bell)) tryCatch(close(state$bell), error = function(e) NULL)

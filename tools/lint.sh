@@ -4,7 +4,8 @@
 # `cargo clippy --all-targets -- -D warnings` (through tools/cargo.sh, from
 # the vendor archive). Prints one line per check and crate, then the findings;
 # exits non-zero if there are any. Needs the rustfmt and clippy components
-# (rustup component add rustfmt clippy).
+# (rustup component add rustfmt clippy). Last, tools/wire-names.mjs (node):
+# no MCP field name is spelled in Rust code outside src/rust/core/src/wire.rs.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -40,4 +41,10 @@ for crate in mcplite-core mcplite; do
     sed 's/^/         /' "$out/findings"
   fi
 done
+
+if command -v node >/dev/null 2>&1; then
+  node tools/wire-names.mjs || status=1
+else
+  echo "names  skipped: node is not on PATH"; status=1
+fi
 exit $status

@@ -6,6 +6,7 @@
 //! Every finding carries its severity, a one-line fix and, for rules that come
 //! from somewhere other than the MCP specification, its source.
 
+use crate::wire;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 
@@ -227,7 +228,7 @@ fn shown(path: &str) -> &str {
 
 /// Checks of one schema (`field` is `inputSchema` or `outputSchema`).
 fn check_schema(tool: &str, field: &str, schema: &Value, out: &mut Vec<Finding>) {
-    let input = field == "inputSchema";
+    let input = field == wire::INPUT_SCHEMA;
     let t = Some(tool);
     let Value::Object(root) = schema else {
         out.push(Finding::new(
@@ -354,7 +355,8 @@ fn check_schema(tool: &str, field: &str, schema: &Value, out: &mut Vec<Finding>)
     }
     // Portability.
     if input {
-        let top: Vec<&str> = ["oneOf", "anyOf", "allOf"].into_iter().filter(|k| root.contains_key(*k)).collect();
+        let top: Vec<&str> =
+            [wire::ONE_OF, wire::ANY_OF, wire::ALL_OF].into_iter().filter(|k| root.contains_key(*k)).collect();
         if !top.is_empty() {
             out.push(
                 Finding::new(
@@ -478,7 +480,7 @@ pub fn check_tool(tool: &Value) -> Vec<Finding> {
             "say in one or two sentences what the tool does and when to use it",
         )),
     }
-    match tool.get("inputSchema") {
+    match tool.get(wire::INPUT_SCHEMA) {
         None => out.push(Finding::new(
             Severity::Error,
             "input_schema_missing",
@@ -486,10 +488,10 @@ pub fn check_tool(tool: &Value) -> Vec<Finding> {
             "the tool has no inputSchema; clients reject the listing".to_string(),
             "give every tool an inputSchema with \"type\": \"object\"",
         )),
-        Some(s) => check_schema(name, "inputSchema", s, &mut out),
+        Some(s) => check_schema(name, wire::INPUT_SCHEMA, s, &mut out),
     }
-    if let Some(s) = tool.get("outputSchema") {
-        check_schema(name, "outputSchema", s, &mut out);
+    if let Some(s) = tool.get(wire::OUTPUT_SCHEMA) {
+        check_schema(name, wire::OUTPUT_SCHEMA, s, &mut out);
     }
     out
 }
@@ -583,7 +585,7 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
                 continue;
             };
             if version.as_str() != "2026-07-28" {
-                for field in ["inputSchema", "outputSchema"] {
+                for field in [wire::INPUT_SCHEMA, wire::OUTPUT_SCHEMA] {
                     let Some(schema) = listed.get(field) else { continue };
                     let problems = legacy_schema_problems(schema);
                     if problems.is_empty() {
@@ -595,7 +597,7 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
                     }
                 }
             }
-            if i > 0 && tool.get("outputSchema").is_some() && listed.get("outputSchema").is_none() {
+            if i > 0 && tool.get(wire::OUTPUT_SCHEMA).is_some() && listed.get(wire::OUTPUT_SCHEMA).is_none() {
                 dropped.push(version.as_str());
             }
         }

@@ -34,6 +34,7 @@ use crate::json::{Doc, ExactNumber, Kind, ParseError, Val, MAX_TREE_DEPTH};
 use crate::platform;
 use crate::transport::LineReader;
 use crate::version::{self, Era, VersionIndex, VERSIONS};
+use crate::wire;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -69,9 +70,7 @@ const GROUP_SETTLE: Duration = Duration::from_secs(3);
 /// levels of the line, and the result sits one level below the message.
 pub const MAX_RESULT_DEPTH: usize = MAX_TREE_DEPTH - 1;
 
-pub const META_PROTOCOL_VERSION: &str = crate::dispatch::META_PROTOCOL_VERSION;
-pub const META_CLIENT_CAPABILITIES: &str = crate::dispatch::META_CLIENT_CAPABILITIES;
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub use crate::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
 
 /// How to start a server.
 #[derive(Debug, Clone, Default)]
@@ -557,9 +556,9 @@ impl Client {
         let legacy = VERSIONS[self.requested].era == Era::Legacy;
         let pending = if legacy {
             let params = json!({
-                "protocolVersion": VERSIONS[self.requested].id,
+                (wire::PROTOCOL_VERSION): VERSIONS[self.requested].id,
                 "capabilities": {},
-                "clientInfo": self.client_info,
+                (wire::CLIENT_INFO): self.client_info,
             });
             self.send_request("initialize", Some(params), timeout, false)?
         } else {
@@ -660,7 +659,7 @@ impl Client {
                 if result.get("tools").map(|t| t.kind()) != Some(Kind::Array) {
                     return Err(ClientError::Protocol("the tools/list result has no tools array".into()));
                 }
-                let next = result.get("nextCursor").and_then(|c| c.as_str()).map(str::to_string);
+                let next = result.get(wire::NEXT_CURSOR).and_then(|c| c.as_str()).map(str::to_string);
                 pages.push(answer);
                 let Some(next) = next else {
                     let tools: Vec<Value> = pages.iter().flat_map(|p| page_tools(p).map(|t| t.to_value())).collect();
@@ -688,7 +687,7 @@ impl Client {
         let result = answer.result();
         if VERSIONS[self.requested].era == Era::Legacy {
             let answered = result
-                .get("protocolVersion")
+                .get(wire::PROTOCOL_VERSION)
                 .and_then(|v| v.as_str())
                 .ok_or_else(|| ClientError::Protocol("the initialize result has no protocolVersion".into()))?;
             match version::lookup(answered) {
@@ -697,7 +696,7 @@ impl Client {
             }
             self.notify("notifications/initialized", None)
         } else {
-            let versions = result.get("supportedVersions");
+            let versions = result.get(wire::SUPPORTED_VERSIONS);
             let listed = versions.is_some_and(|v| v.items().any(|x| x.as_str() == Some(asked)));
             if listed {
                 Ok(())
@@ -717,7 +716,7 @@ impl Client {
             if p.cancellable && !self.eof && !self.closed {
                 let _ = self.notify(
                     "notifications/cancelled",
-                    Some(json!({"requestId": p.id, "reason": "The client gave up waiting."})),
+                    Some(json!({(wire::REQUEST_ID): p.id, "reason": "The client gave up waiting."})),
                 );
             }
             self.abandoned.push(p.id);
@@ -774,7 +773,7 @@ impl Client {
             Some(other) => return Err(ClientError::Invalid(format!("params must be a JSON object, not {other}"))),
         };
         if modern {
-            let meta = map.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            let meta = map.entry(wire::META).or_insert_with(|| Value::Object(Map::new()));
             let Value::Object(meta) = meta else {
                 return Err(ClientError::Invalid("params._meta must be a JSON object".into()));
             };

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::check::{dialect, NoFetch};
+use crate::wire;
 
 /// Errors listed in one message, at most.
 const SHOWN: usize = 5;
@@ -28,7 +29,7 @@ impl OutputSchemas {
     pub fn from_tools(tools: &[Value]) -> OutputSchemas {
         let mut validators = HashMap::new();
         for tool in tools {
-            let (Some(name), Some(schema)) = (tool.get("name").and_then(Value::as_str), tool.get("outputSchema"))
+            let (Some(name), Some(schema)) = (tool.get("name").and_then(Value::as_str), tool.get(wire::OUTPUT_SCHEMA))
             else {
                 continue;
             };
@@ -54,8 +55,8 @@ impl OutputSchemas {
     /// otherwise what is wrong with it, with the JSON path of each error.
     pub fn check(&self, tool: &str, result: &Value) -> Result<(), String> {
         let Some(validator) = self.validators.get(tool) else { return Ok(()) };
-        let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-        let Some(structured) = result.get("structuredContent") else {
+        let is_error = result.get(wire::IS_ERROR).and_then(Value::as_bool).unwrap_or(false);
+        let Some(structured) = result.get(wire::STRUCTURED_CONTENT) else {
             if is_error {
                 return Ok(());
             }

@@ -20,15 +20,14 @@ use crate::requests::{self, Shape};
 use crate::result::{CallResult, ToolDef};
 use crate::rjson;
 use crate::version::{self, VersionIndex, VERSIONS};
+use crate::wire;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub use crate::wire::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
 
 /// Request metadata nested deeper than this is refused (-32602): nothing
 /// legitimate comes near it, and it is never passed on.
@@ -390,14 +389,14 @@ impl<F> Server<F> {
     }
 
     fn initialize(&mut self, msg: &Message) -> Result<(VersionIndex, String), RpcError> {
-        let requested = match msg.param("protocolVersion") {
+        let requested = match msg.param(wire::PROTOCOL_VERSION) {
             Some(v) if v.is_string() => v.as_str().unwrap_or(""),
             Some(_) => return Err(RpcError::invalid_params("protocolVersion must be a string")),
             None => return Err(RpcError::invalid_params("protocolVersion is required")),
         };
         let v = version::negotiate_legacy(requested);
         let want = &VERSIONS[v];
-        for (name, shape) in [("capabilities", want.client_capabilities), ("clientInfo", want.client_info)] {
+        for (name, shape) in [("capabilities", want.client_capabilities), (wire::CLIENT_INFO, want.client_info)] {
             match msg.param(name) {
                 Some(x) => requests::check(x, shape, name).map_err(RpcError::invalid_params)?,
                 None => return Err(RpcError::invalid_params(format!("{name} is required"))),
@@ -405,9 +404,9 @@ impl<F> Server<F> {
         }
         self.legacy = Some(v);
         let mut result = Map::new();
-        result.insert("protocolVersion".into(), Value::from(want.id));
+        result.insert(wire::PROTOCOL_VERSION.into(), Value::from(want.id));
         result.insert("capabilities".into(), version::server_capabilities());
-        result.insert("serverInfo".into(), self.server_info_value());
+        result.insert(wire::SERVER_INFO.into(), self.server_info_value());
         if let Some(text) = self.instructions.as_ref().filter(|_| want.initialize_instructions) {
             result.insert("instructions".into(), Value::from(text.clone()));
         }
@@ -442,7 +441,7 @@ impl<F> Server<F> {
                 requests::check(x, shape, &field(name)).map_err(RpcError::invalid_params)?;
             }
         }
-        if let Some(token) = meta.get("progressToken") {
+        if let Some(token) = meta.get(wire::PROGRESS_TOKEN) {
             requests::check(token, &Shape::StringOrInteger, "_meta.progressToken").map_err(RpcError::invalid_params)?;
         }
         Ok(v)
@@ -450,13 +449,20 @@ impl<F> Server<F> {
 
     fn modern_tail(&self, out: &mut String, cacheable: bool) {
         if cacheable {
-            out.push_str(&format!(",\"ttlMs\":{},\"cacheScope\":\"public\"", version::CACHE_TTL_MS));
+            out.push_str(wire::after::TTL_MS);
+            out.push_str(&version::CACHE_TTL_MS.to_string());
+            out.push_str(wire::after::CACHE_SCOPE);
+            out.push_str("\"public\"");
         }
-        out.push_str(&format!(",\"_meta\":{}", json!({ META_SERVER_INFO: self.server_info_value() })));
+        out.push_str(wire::after::META);
+        out.push_str(&json!({ META_SERVER_INFO: self.server_info_value() }).to_string());
     }
 
     fn discover(&self) -> String {
-        let mut out = String::from("{\"resultType\":\"complete\",\"supportedVersions\":");
+        let mut out = String::from("{");
+        out.push_str(wire::first::RESULT_TYPE);
+        out.push_str("\"complete\"");
+        out.push_str(wire::after::SUPPORTED_VERSIONS);
         out.push_str(&Value::from(version::supported_ids()).to_string());
         out.push_str(",\"capabilities\":");
         out.push_str(&version::server_capabilities().to_string());
@@ -480,7 +486,8 @@ impl<F> Server<F> {
         let mut out = String::with_capacity(self.tools_json[v].len() + 160);
         out.push('{');
         if modern {
-            out.push_str("\"resultType\":\"complete\",");
+            out.push_str(wire::first::RESULT_TYPE);
+            out.push_str("\"complete\",");
         }
         out.push_str("\"tools\":");
         out.push_str(&self.tools_json[v]);

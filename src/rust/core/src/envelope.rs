@@ -139,7 +139,7 @@ impl Message {
     }
     /// `params._meta`, when it is an object.
     pub fn meta(&self) -> Option<Val<'_>> {
-        self.param("_meta").filter(Val::is_object)
+        self.param(crate::wire::META).filter(Val::is_object)
     }
     /// Member `name` of `params._meta`.
     pub fn meta_field(&self, name: &str) -> Option<Val<'_>> {

@@ -21,6 +21,7 @@ pub mod serve;
 pub mod telemetry;
 pub mod transport;
 pub mod version;
+pub mod wire;
 
 pub use dispatch::{Server, ServerInfo, Tool, ToolHost};
 pub use serve::{serve, Ending};

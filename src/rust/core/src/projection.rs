@@ -6,6 +6,7 @@
 use crate::result::{Annotations, Block, CallResult, Content, ResourceBody, ToolDef};
 use crate::rjson::{write_json_string, RValue};
 use crate::version::{Structured, Version};
+use crate::wire;
 use serde_json::{Map, Value};
 
 fn schema_root_is_object(schema: &Value) -> bool {
@@ -54,14 +55,14 @@ pub fn project_tool(tool: &ToolDef, v: &Version) -> Value {
         out.insert("description".into(), Value::from(d.clone()));
     }
     let input = if v.strict_schema_members { strict_members(&tool.input_schema) } else { tool.input_schema.clone() };
-    out.insert("inputSchema".into(), Value::Object(input));
+    out.insert(wire::INPUT_SCHEMA.into(), Value::Object(input));
     if let Some(schema) = &tool.output_schema {
         if structured_allowed(v.output_schema, schema_root_is_object(schema)) {
             let schema = match (schema, v.strict_schema_members) {
                 (Value::Object(m), true) => Value::Object(strict_members(m)),
                 _ => schema.clone(),
             };
-            out.insert("outputSchema".into(), schema);
+            out.insert(wire::OUTPUT_SCHEMA.into(), schema);
         }
     }
     if v.tool_title_annotations_meta {
@@ -69,7 +70,7 @@ pub fn project_tool(tool: &ToolDef, v: &Version) -> Value {
             out.insert("annotations".into(), Value::Object(a.clone()));
         }
         if let Some(m) = &tool.meta {
-            out.insert("_meta".into(), Value::Object(m.clone()));
+            out.insert(wire::META.into(), Value::Object(m.clone()));
         }
     }
     Value::Object(out)
@@ -132,7 +133,7 @@ fn annotations(out: &mut Vec<u8>, a: &Annotations, v: &Version) {
     }
     if let Some(m) = last_modified {
         sep(out);
-        key(out, "lastModified");
+        key(out, wire::LAST_MODIFIED);
         string(out, m);
     }
     for (name, value) in &a.other {
@@ -164,7 +165,7 @@ fn content<V: RValue>(out: &mut Vec<u8>, c: &Content<V>, v: &Version) {
         Block::Image { data, mime_type } | Block::Audio { data, mime_type } => {
             out.extend_from_slice(b",\"data\":");
             data.write_json(out);
-            out.extend_from_slice(b",\"mimeType\":");
+            out.extend_from_slice(wire::after::MIME_TYPE.as_bytes());
             string(out, mime_type);
         }
         Block::ResourceLink { uri, name, title, description, mime_type, size } => {
@@ -174,7 +175,7 @@ fn content<V: RValue>(out: &mut Vec<u8>, c: &Content<V>, v: &Version) {
             string(out, name);
             optional(out, "title", title);
             optional(out, "description", description);
-            optional(out, "mimeType", mime_type);
+            optional(out, wire::MIME_TYPE, mime_type);
             if let Some(size) = size {
                 out.extend_from_slice(b",\"size\":");
                 number(out, *size);
@@ -183,7 +184,7 @@ fn content<V: RValue>(out: &mut Vec<u8>, c: &Content<V>, v: &Version) {
         Block::Resource { uri, mime_type, body } => {
             out.extend_from_slice(b",\"resource\":{\"uri\":");
             string(out, uri);
-            optional(out, "mimeType", mime_type);
+            optional(out, wire::MIME_TYPE, mime_type);
             match body {
                 ResourceBody::Text(t) => {
                     out.extend_from_slice(b",\"text\":");
@@ -200,7 +201,7 @@ fn content<V: RValue>(out: &mut Vec<u8>, c: &Content<V>, v: &Version) {
     annotations(out, &c.annotations, v);
     if v.content_meta {
         if let Some(m) = &c.meta {
-            out.extend_from_slice(b",\"_meta\":");
+            out.extend_from_slice(wire::after::META.as_bytes());
             json_map(out, m);
         }
     }
@@ -230,7 +231,8 @@ pub fn write_result<V: RValue>(
     }
     out.push(b'{');
     if v.modern_result {
-        out.extend_from_slice(b"\"resultType\":\"complete\",");
+        out.extend_from_slice(wire::first::RESULT_TYPE.as_bytes());
+        out.extend_from_slice(b"\"complete\",");
     }
     let structured =
         result.structured.as_ref().filter(|_| structured_allowed(v.structured_content, result.structured_is_object()));
@@ -251,16 +253,17 @@ pub fn write_result<V: RValue>(
     }
     out.push(b']');
     if let Some(s) = structured {
-        out.extend_from_slice(b",\"structuredContent\":");
+        out.extend_from_slice(wire::after::STRUCTURED_CONTENT.as_bytes());
         s.with_bytes(|b| out.extend_from_slice(b));
     }
-    out.extend_from_slice(if result.is_error { b",\"isError\":true" } else { b",\"isError\":false" });
+    out.extend_from_slice(wire::after::IS_ERROR.as_bytes());
+    out.extend_from_slice(if result.is_error { b"true" } else { b"false" });
     let mut meta = result.meta.clone().unwrap_or_default();
     if let Some((k, val)) = server_meta {
         meta.insert(k.to_string(), val.clone());
     }
     if !meta.is_empty() {
-        out.extend_from_slice(b",\"_meta\":");
+        out.extend_from_slice(wire::after::META.as_bytes());
         json_map(out, &meta);
     }
     out.push(b'}');

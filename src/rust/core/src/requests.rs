@@ -6,6 +6,7 @@
 //! only the members a version defines are checked.
 
 use crate::json::{Kind, Val};
+use crate::wire;
 
 /// The JSON shape a member must have.
 #[derive(Debug)]
@@ -41,7 +42,7 @@ const ANY_OBJECT: Shape = Shape::Object(&[]);
 
 const ICON: Shape = Shape::Object(&[
     req("src", Shape::String),
-    opt("mimeType", Shape::String),
+    opt(wire::MIME_TYPE, Shape::String),
     opt("sizes", Shape::ArrayOf(&Shape::String)),
     opt("theme", Shape::Enum(&["dark", "light"])),
 ]);
@@ -55,25 +56,25 @@ pub const IMPLEMENTATION_2025_11: Shape = Shape::Object(&[
     req("version", Shape::String),
     opt("title", Shape::String),
     opt("description", Shape::String),
-    opt("websiteUrl", Shape::String),
+    opt(wire::WEBSITE_URL, Shape::String),
     opt("icons", Shape::ArrayOf(&ICON)),
 ]);
 
 /// `ClientCapabilities`, by version.
 pub const CAPABILITIES_2024: Shape = Shape::Object(&[
     opt("experimental", Shape::MapOf(&ANY_OBJECT)),
-    opt("roots", Shape::Object(&[opt("listChanged", Shape::Boolean)])),
+    opt("roots", Shape::Object(&[opt(wire::LIST_CHANGED, Shape::Boolean)])),
     opt("sampling", ANY_OBJECT),
 ]);
 pub const CAPABILITIES_2025_06: Shape = Shape::Object(&[
     opt("experimental", Shape::MapOf(&ANY_OBJECT)),
-    opt("roots", Shape::Object(&[opt("listChanged", Shape::Boolean)])),
+    opt("roots", Shape::Object(&[opt(wire::LIST_CHANGED, Shape::Boolean)])),
     opt("sampling", ANY_OBJECT),
     opt("elicitation", ANY_OBJECT),
 ]);
 pub const CAPABILITIES_2025_11: Shape = Shape::Object(&[
     opt("experimental", Shape::MapOf(&ANY_OBJECT)),
-    opt("roots", Shape::Object(&[opt("listChanged", Shape::Boolean)])),
+    opt("roots", Shape::Object(&[opt(wire::LIST_CHANGED, Shape::Boolean)])),
     opt("sampling", Shape::Object(&[opt("context", ANY_OBJECT), opt("tools", ANY_OBJECT)])),
     opt("elicitation", Shape::Object(&[opt("form", ANY_OBJECT), opt("url", ANY_OBJECT)])),
     opt(
@@ -85,7 +86,7 @@ pub const CAPABILITIES_2025_11: Shape = Shape::Object(&[
                 "requests",
                 Shape::Object(&[
                     opt("elicitation", Shape::Object(&[opt("create", ANY_OBJECT)])),
-                    opt("sampling", Shape::Object(&[opt("createMessage", ANY_OBJECT)])),
+                    opt("sampling", Shape::Object(&[opt(wire::CREATE_MESSAGE, ANY_OBJECT)])),
                 ]),
             ),
         ]),

@@ -66,7 +66,7 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
     if msg.method != "notifications/cancelled" {
         return None;
     }
-    msg.param("requestId").and_then(IdKey::of)
+    msg.param(crate::wire::REQUEST_ID).and_then(IdKey::of)
 }
 
 fn spawn_reader<R: BufRead + Send + 'static>(

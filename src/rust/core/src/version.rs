@@ -136,7 +136,7 @@ pub fn negotiate_legacy(requested: &str) -> VersionIndex {
 /// What mcplite declares it can do: tools, and it never announces changes to
 /// the list (it sends no notifications).
 pub fn server_capabilities() -> serde_json::Value {
-    serde_json::json!({"tools": {"listChanged": false}})
+    serde_json::json!({"tools": {(crate::wire::LIST_CHANGED): false}})
 }
 
 pub fn supported_ids() -> Vec<&'static str> {

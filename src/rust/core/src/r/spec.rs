@@ -5,15 +5,16 @@
 use super::fixed::{encode, encode_object, FixedError};
 use super::{describe, field, field_present, string1, RValue};
 use crate::result::ToolDef;
+use crate::wire;
 use serde_json::{Map, Value};
 
 /// Tool annotations: the R name and the MCP name of each.
 pub const ANNOTATIONS: [(&str, &str); 5] = [
     ("title", "title"),
-    ("read_only_hint", "readOnlyHint"),
-    ("destructive_hint", "destructiveHint"),
-    ("idempotent_hint", "idempotentHint"),
-    ("open_world_hint", "openWorldHint"),
+    ("read_only_hint", wire::READ_ONLY_HINT),
+    ("destructive_hint", wire::DESTRUCTIVE_HINT),
+    ("idempotent_hint", wire::IDEMPOTENT_HINT),
+    ("open_world_hint", wire::OPEN_WORLD_HINT),
 ];
 
 fn fixed(tool: &str, e: FixedError) -> String {

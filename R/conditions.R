@@ -64,6 +64,39 @@ warn_mcplite <- function(message, class, arg = NULL, call = sys.call(-1)) {
   invisible(NULL)
 }
 
+# Runs the Rust core's rule `kind` on `x` (see core/src/r/author.rs): the
+# rules live there, once, for R's constructors and for the server. Gives its
+# warnings, raises its problem as the classed condition (`class` replaces the
+# rule's own where the caller's context names another) and returns `x`.
+author_check <- function(kind, x, arg, call = sys.call(-1), class = NULL) {
+  res <- rust_check(kind, x, arg)
+  for (w in res[["warnings"]]) {
+    warn_mcplite(problem_message(w, x), class = w[["class"]], arg = w[["arg"]], call = call)
+  }
+  p <- res[["error"]]
+  if (!is.null(p)) {
+    abort_mcplite(problem_message(p, x), class = if (is.null(class)) p[["class"]] else class, arg = p[["arg"]], call = call)
+  }
+  invisible(x)
+}
+
+# A problem's message with R's own words for the value it is about, found at
+# `at` (positions from `x`): describe_value() for {value}, format_scalar()
+# for {scalar}.
+problem_message <- function(p, x) {
+  message <- p[["message"]]
+  if (!grepl("{value}", message, fixed = TRUE) && !grepl("{scalar}", message, fixed = TRUE)) {
+    return(message)
+  }
+  value <- x
+  for (i in p[["at"]]) value <- value[[i]]
+  message <- sub("{value}", describe_value(value), message, fixed = TRUE)
+  if (grepl("{scalar}", message, fixed = TRUE)) {
+    message <- sub("{scalar}", format_scalar(value), message, fixed = TRUE)
+  }
+  message
+}
+
 # A short description of what a value actually is, for error messages.
 describe_value <- function(x) {
   if (is.null(x)) return("NULL")

@@ -10,6 +10,8 @@ rust_json_parse <- function(text) .Call(wrap__rust_json_parse, text)
 
 rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
 
+rust_check <- function(kind, x, arg) .Call(wrap__rust_check, kind, x, arg)
+
 rust_check_tool_result <- function(x) .Call(wrap__rust_check_tool_result, x)
 
 rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, helpers)

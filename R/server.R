@@ -316,18 +316,8 @@ server_specs <- function(tools, call = sys.call(-1)) {
     arg <- if (single) "tools" else sprintf("tools[[%d]]", i)
     specs[[i]] <- tool_spec(tools[[i]], arg, call)
   }
-  names <- vapply(specs, function(s) s[["name"]], character(1))
-  dup <- unique(names[duplicated(names)])
-  if (length(dup) > 0) {
-    where <- vapply(dup, function(d) paste(which(names == d), collapse = ", "), character(1))
-    abort_mcplite(
-      sprintf(
-        "Tool names must be unique; %s.",
-        paste(sprintf("`%s` is used by tools %s", dup, where), collapse = "; ")
-      ),
-      class = "tools", arg = "tools", call = call
-    )
-  }
+  # The same rule the server applies when it starts (`dispatch::repeated_names`).
+  author_check("tool_names", vapply(specs, function(s) s[["name"]], character(1)), "tools", call = call)
   specs
 }
 

@@ -205,18 +205,9 @@ check_dots_empty <- function(..., call) {
   )
 }
 
-check_tool_name <- function(name, arg, call, class = "argument") {
-  check_string(name, arg, call = call, class = class)
-  if (!grepl("^[A-Za-z0-9_.-]{1,128}$", name)) {
-    abort_mcplite(
-      sprintf(
-        "`%s` must be 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`, not %s.",
-        arg, format_scalar(name)
-      ),
-      class = class, arg = arg, call = call
-    )
-  }
-  invisible(name)
+# The tool-name rule is the core's (`r::author::tool_name`).
+check_tool_name <- function(name, arg, call, class = NULL) {
+  author_check("tool_name", name, arg, call = call, class = class)
 }
 
 build_input_schema <- function(arguments, fun, call) {

@@ -1,4 +1,9 @@
+# The options reach the core as set (NULL when unset), and the core reads
+# them as jsonlite reads the same arguments.
+payload_json <- function(x) json_payload(x, payload_options())
+
 test_that("payload options have jsonlite-like defaults", {
+  skip_if_not_installed("jsonlite")
   withr_opts <- options(
     mcplite.json.null = NULL, mcplite.json.na = NULL,
     mcplite.json.auto_unbox = NULL, mcplite.json.digits = NULL
@@ -6,27 +11,37 @@ test_that("payload options have jsonlite-like defaults", {
   on.exit(options(withr_opts))
   expect_identical(
     payload_options(),
-    list(null = "null", na = NA_character_, auto_unbox = TRUE, digits = 4L, signif = FALSE)
+    list(null = NULL, na = NULL, auto_unbox = NULL, digits = NULL)
+  )
+  x <- list(third = 1 / 3, none = NULL, missing = c(NA, 1.5), label = NA_character_, one = 2L)
+  expect_identical(
+    payload_json(x),
+    as.character(jsonlite::toJSON(x, null = "null", auto_unbox = TRUE, digits = 4))
   )
 })
 
 test_that("each payload option is read", {
+  skip_if_not_installed("jsonlite")
   old <- options(
     mcplite.json.null = "list", mcplite.json.na = "string",
     mcplite.json.auto_unbox = FALSE, mcplite.json.digits = I(6)
   )
   on.exit(options(old))
+  x <- list(third = 1 / 3, big = 123456.789, none = NULL, missing = c(NA, 1.5), label = NA_character_)
   expect_identical(
-    payload_options(),
-    list(null = "list", na = "string", auto_unbox = FALSE, digits = 6L, signif = TRUE)
+    payload_json(x),
+    as.character(jsonlite::toJSON(x, null = "list", na = "string", auto_unbox = FALSE, digits = I(6)))
   )
   options(mcplite.json.na = "null", mcplite.json.digits = NA)
-  opts <- payload_options()
-  expect_identical(opts$na, "null")
-  expect_identical(opts$digits, NA_integer_)
-  expect_false(opts$signif)
+  expect_identical(
+    payload_json(x),
+    as.character(jsonlite::toJSON(x, null = "list", na = "null", auto_unbox = FALSE, digits = NA))
+  )
   options(mcplite.json.digits = 0L)
-  expect_identical(payload_options()$digits, 0L)
+  expect_identical(
+    payload_json(x),
+    as.character(jsonlite::toJSON(x, null = "list", na = "null", auto_unbox = FALSE, digits = 0))
+  )
 })
 
 test_that("invalid payload options are classed errors", {

@@ -47,6 +47,30 @@ fn rust_to_json_fixed(x: Robj, arg: &str) -> Robj {
     )
 }
 
+/// An author's object checked by the core's rule `kind` (see
+/// `core::r::author`): `list(error, warnings)`, each a problem as
+/// `list(message, class, arg, at)` for R to raise (`raise_problem()`).
+/// @noRd
+#[extendr]
+fn rust_check(kind: &str, x: Robj, arg: &str) -> Robj {
+    fn problem(p: &mcplite_core::r::Problem) -> Robj {
+        let at: Vec<i32> = p.at.iter().map(|&i| i as i32).collect();
+        list!(message = p.message.as_str(), class = p.class, arg = p.arg.as_str(), at = at).into()
+    }
+    match mcplite_core::r::author::check(kind, &Sx::borrowed(&x), arg) {
+        Ok(v) => {
+            let warnings: Vec<Robj> = v.warnings.iter().map(problem).collect();
+            let error = v.problem.as_ref().map(problem).unwrap_or_else(|| ().into());
+            list!(error = error, warnings = List::from_values(warnings)).into()
+        }
+        Err(e) => list!(
+            error = list!(message = e, class = "argument", arg = arg, at = Vec::<i32>::new()),
+            warnings = List::new(0)
+        )
+        .into(),
+    }
+}
+
 /// Whether a built `tool_result()` can be sent: NULL, or what is wrong.
 /// @noRd
 #[extendr]
@@ -60,7 +84,7 @@ fn rust_check_tool_result(x: Robj) -> Robj {
 fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     outcome((|| {
         sexp::set_helpers(&helpers)?;
-        let o = mcplite_core::r::options::read(&Sx::borrowed(&opts))?;
+        let o = mcplite_core::r::options::read(&Sx::borrowed(&opts)).map_err(|p| p.text())?;
         // Serialized into a reused buffer and copied once, into a JSON text.
         mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, build::json_text)?
     })())
@@ -73,7 +97,7 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
 fn rust_json_size(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     outcome((|| {
         sexp::set_helpers(&helpers)?;
-        let o = mcplite_core::r::options::read(&Sx::borrowed(&opts))?;
+        let o = mcplite_core::r::options::read(&Sx::borrowed(&opts)).map_err(|p| p.text())?;
         mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| Robj::from(bytes.len() as f64))
     })())
 }
@@ -106,6 +130,7 @@ extendr_module! {
     fn rust_worker_detach_stdio;
     fn rust_json_parse;
     fn rust_to_json_fixed;
+    fn rust_check;
     fn rust_check_tool_result;
     fn rust_to_json;
     fn rust_json_size;

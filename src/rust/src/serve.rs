@@ -150,8 +150,8 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     let text =
         |name: &str, default: &str| field(&info_sx, name).and_then(|v| string1(&v)).unwrap_or_else(|| default.into());
     let info = ServerInfo { name: text("name", "mcplite"), version: text("version", "0.0.0") };
-    let opts =
-        mcplite_core::r::options::read(&Sx::borrowed(&json_opts)).map_err(|e| format!("payload options: {e}"))?;
+    let opts = mcplite_core::r::options::read(&Sx::borrowed(&json_opts))
+        .map_err(|p| format!("payload options: {}", p.text()))?;
     let mut server = Server::new(tools, instructions, info, opts)?;
     // The guard comes first: nothing that follows (an exporter opening
     // /dev/stdout, the start hook's R code) can reach the protocol output.

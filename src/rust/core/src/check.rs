@@ -176,8 +176,9 @@ fn tool_name(tool: &Value) -> Option<&str> {
     tool.get("name").and_then(Value::as_str)
 }
 
-/// The tool-name rule of the 2025-11-25 specification.
-fn name_follows_spec(name: &str) -> bool {
+/// The tool-name rule of the 2025-11-25 specification: what `mcp_check()`
+/// reports of any server, and what `tool()` requires (`r::author`).
+pub fn name_follows_spec(name: &str) -> bool {
     (1..=128).contains(&name.len())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }

@@ -11,6 +11,7 @@
 //! over [`crate::rjson::testvalue`] and a small builder model.
 
 pub mod args;
+pub mod author;
 pub mod fixed;
 pub mod options;
 pub mod result;
@@ -21,6 +22,43 @@ pub use args::{Formals, RBuilder, Scalar, MAX_ARG_DEPTH};
 
 /// R's `NA_integer_` and `NA` for logicals.
 pub const NA_INTEGER: i32 = i32::MIN;
+
+/// Where a [`Problem`]'s message describes the offending value: R puts its
+/// `describe_value()` of it there ("the character value \"yes\"").
+pub const VALUE: &str = "{value}";
+/// Where a [`Problem`]'s message shows the offending string itself, as R's
+/// `format_scalar()` does (quoted and escaped).
+pub const SCALAR: &str = "{scalar}";
+
+/// An author's mistake found by a rule of the core. The R constructors raise
+/// it as the classed condition `mcplite_error_<class>` naming `arg`; the
+/// message reads as R's own because R describes the value ([`VALUE`],
+/// [`SCALAR`]) found at `at` (1-based positions from the checked object).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    pub message: String,
+    pub class: &'static str,
+    pub arg: String,
+    pub at: Vec<usize>,
+    /// The core's own short description of the value, for [`Problem::text`].
+    pub described: String,
+}
+
+impl Problem {
+    pub fn new<V: RValue>(class: &'static str, arg: &str, message: String, at: Vec<usize>, value: &V) -> Problem {
+        let described = match string1(value) {
+            Some(s) if message.contains(SCALAR) => format!("{s:?}"),
+            _ => describe(value),
+        };
+        Problem { message, class, arg: arg.to_string(), at, described }
+    }
+
+    /// The message with the core's description in place, where no R code
+    /// fills it in (the server's own start-up checks).
+    pub fn text(&self) -> String {
+        self.message.replace(VALUE, &self.described).replace(SCALAR, &self.described)
+    }
+}
 
 /// The element of list `v` whose name is exactly `name` (R's `[[` with
 /// `exact = TRUE`; `$` would also match a prefix). The first one if repeated.

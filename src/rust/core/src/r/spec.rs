@@ -33,7 +33,10 @@ fn optional_string<V: RValue>(spec: &V, name: &str, tool: &str) -> Result<Option
 /// One spec: `name`, `description`, `title`, `input_schema`, `output_schema`,
 /// `annotations` (snake_case names), `meta`.
 pub fn read_tool<V: RValue>(spec: &V) -> Result<ToolDef, String> {
-    let name = field(spec, "name").and_then(|n| string1(&n)).ok_or("a tool spec has no name")?;
+    let name = match field(spec, "name") {
+        Some(n) => super::author::tool_name(&n, "name").map_err(|p| format!("a tool spec's {}", p.text()))?,
+        None => return Err("a tool spec has no name".into()),
+    };
     let input_schema = match field_present(spec, "input_schema") {
         Some(s) => encode_object(&s, "input_schema").map_err(|e| fixed(&name, e))?,
         None => return Err(format!("tool {name}: no input schema")),

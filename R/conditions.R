@@ -67,7 +67,9 @@ warn_mcplite <- function(message, class, arg = NULL, call = sys.call(-1)) {
 # Runs the Rust core's rule `kind` on `x` (see core/src/r/author.rs): the
 # rules live there, once, for R's constructors and for the server. Gives its
 # warnings, raises its problem as the classed condition (`class` replaces the
-# rule's own where the caller's context names another) and returns `x`.
+# rule's own where the caller's context names another) and returns what
+# the rule found (`names`: for rules that rename, the name kept for each
+# element, "" for one to drop).
 author_check <- function(kind, x, arg, call = sys.call(-1), class = NULL) {
   res <- rust_check(kind, x, arg)
   for (w in res[["warnings"]]) {
@@ -77,7 +79,7 @@ author_check <- function(kind, x, arg, call = sys.call(-1), class = NULL) {
   if (!is.null(p)) {
     abort_mcplite(problem_message(p, x), class = if (is.null(class)) p[["class"]] else class, arg = p[["arg"]], call = call)
   }
-  invisible(x)
+  invisible(res)
 }
 
 # A problem's message with R's own words for the value it is about, found at

@@ -204,84 +204,28 @@ check_meta <- function(meta, arg, call, class = "content") {
   meta
 }
 
+# The rule is the core's (`r::result::check_content_annotations`, which the
+# server's reading of a block shares): `lastModified` is `last_modified`
+# (once), MCP's annotations hold what they must, others are sent as given
+# with a warning (CRAN mcplite sends them, and MCP's schema allows other
+# members). R then makes the values what the core reads: a POSIXct time
+# becomes its ISO 8601 text, the audience a plain character vector.
 check_block_annotations <- function(annotations, call) {
   if (is.null(annotations)) return(empty_object())
   annotations <- check_named_list(annotations, "annotations", call = call, class = "content")
-  # MCP's spelling is accepted too, as for tool annotations.
-  if ("lastModified" %in% names(annotations)) {
-    if ("last_modified" %in% names(annotations)) {
-      abort_mcplite(
-        "`annotations` gives `last_modified` more than once (in camelCase and snake_case).",
-        class = "content", arg = "annotations", call = call
-      )
-    }
-    names(annotations)[names(annotations) == "lastModified"] <- "last_modified"
+  res <- author_check("content_annotations", annotations, "annotations", call = call)
+  names(annotations) <- res$names
+  # An annotation given as NULL is not sent.
+  annotations <- annotations[!vapply(annotations, is.null, logical(1))]
+  if ("audience" %in% names(annotations)) {
+    annotations[["audience"]] <- unclass(as.character(annotations[["audience"]]))
   }
-  known <- c("audience", "priority", "last_modified")
-  unknown <- setdiff(names(annotations), known)
-  if (length(unknown) > 0) {
-    # CRAN mcplite sends them, and MCP's schema allows other members.
-    warn_mcplite(
-      sprintf(
-        "`annotations` has %s %s, which MCP does not define for content; %s sent as given.\nMCP's names: `audience`, `priority` and `last_modified`.",
-        if (length(unknown) > 1) "names" else "the name", quote_names(unknown),
-        if (length(unknown) > 1) "they are" else "it is"
-      ),
-      class = "unknown_annotation", arg = "annotations", call = call
-    )
+  if ("priority" %in% names(annotations)) {
+    annotations[["priority"]] <- as.double(annotations[["priority"]])
   }
-  out <- empty_object()
-  for (nm in names(annotations)) {
-    value <- annotations[[nm]]
-    out[[nm]] <- switch(nm,
-      audience = check_audience(value, call),
-      priority = check_priority(value, call),
-      last_modified = check_last_modified(value, call),
-      value
-    )
+  time <- annotations[["last_modified"]]
+  if (inherits(time, "POSIXct")) {
+    annotations[["last_modified"]] <- format(time, "%Y-%m-%dT%H:%M:%SZ", tz = "UTC")
   }
-  if (length(unknown) > 0) check_fixed(out[unknown], "annotations", call = call, class = "content")
-  out
-}
-
-check_audience <- function(x, call) {
-  roles <- c("user", "assistant")
-  ok <- is.character(x) && length(x) > 0 && !anyNA(x) && all(x %in% roles)
-  if (!ok) {
-    abort_mcplite(
-      sprintf(
-        "`annotations$audience` must be \"user\", \"assistant\" or both, not %s.",
-        describe_value(x)
-      ),
-      class = "content", arg = "annotations", call = call
-    )
-  }
-  unclass(as.character(x))
-}
-
-check_priority <- function(x, call) {
-  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) && x >= 0 && x <= 1
-  if (!ok) {
-    abort_mcplite(
-      sprintf("`annotations$priority` must be a number from 0 to 1, not %s.", describe_value(x)),
-      class = "content", arg = "annotations", call = call
-    )
-  }
-  as.double(x)
-}
-
-check_last_modified <- function(x, call) {
-  if (inherits(x, "POSIXct") && length(x) == 1 && !is.na(x)) {
-    return(format(x, "%Y-%m-%dT%H:%M:%SZ", tz = "UTC"))
-  }
-  if (!is_string(x) || !nzchar(x)) {
-    abort_mcplite(
-      sprintf(
-        "`annotations$last_modified` must be an ISO 8601 time stamp as a single string (or a POSIXct time), not %s.",
-        describe_value(x)
-      ),
-      class = "content", arg = "annotations", call = call
-    )
-  }
-  x
+  if (length(annotations) == 0) empty_object() else annotations
 }

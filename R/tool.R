@@ -208,6 +208,7 @@ check_dots_empty <- function(..., call) {
 # The tool-name rule is the core's (`r::author::tool_name`).
 check_tool_name <- function(name, arg, call, class = NULL) {
   author_check("tool_name", name, arg, call = call, class = class)
+  invisible(name)
 }
 
 build_input_schema <- function(arguments, fun, call) {
@@ -411,66 +412,21 @@ missing_tested <- function(fun) {
 }
 
 
-# Both spellings an author may use, and the snake_case name R keeps; the
-# Rust core writes MCP's names on the wire.
-annotation_keys <- c(
-  title = "title",
-  readOnlyHint = "read_only_hint", read_only_hint = "read_only_hint",
-  destructiveHint = "destructive_hint", destructive_hint = "destructive_hint",
-  idempotentHint = "idempotent_hint", idempotent_hint = "idempotent_hint",
-  openWorldHint = "open_world_hint", open_world_hint = "open_world_hint"
-)
-
 # Returns the annotations keyed by their snake_case names (other names as
-# given), in the order given.
-# Names MCP does not define are dropped (`unknown = "drop"`, for ellmer's own
+# given), in the order given. The rule is the core's
+# (`r::spec::check_annotations`, which the server applies again when it
+# starts): both spellings of MCP's hints, each once, with their types. Names
+# MCP does not define are dropped (`unknown = "drop"`, for ellmer's own
 # extras) or kept as given with a warning (`"keep"`: CRAN mcplite sends any
 # annotation, and other names are allowed by the schema).
 normalize_annotations <- function(annotations, arg, call, unknown = "keep") {
   if (is.null(annotations)) return(empty_object())
   annotations <- check_named_list(annotations, arg, call = call)
-  nms <- names(annotations)
-  known <- nms %in% names(annotation_keys)
-  if (!all(known)) {
-    if (identical(unknown, "drop")) {
-      annotations <- annotations[known]
-      nms <- nms[known]
-      known <- known[known]
-    } else {
-      warn_mcplite(
-        sprintf(
-          paste0(
-            "`%s` has %s %s, which MCP does not define for tools; %s sent as given.\n",
-            "MCP's names: `title`, `readOnlyHint`, `destructiveHint`, `idempotentHint` and ",
-            "`openWorldHint` (or their snake_case spellings)."
-          ),
-          arg, if (sum(!known) > 1) "names" else "the name", quote_names(nms[!known]),
-          if (sum(!known) > 1) "they are" else "it is"
-        ),
-        class = "unknown_annotation", arg = arg, call = call
-      )
-    }
-  }
-  canonical <- ifelse(known, unname(annotation_keys[nms]), nms)
-  dup <- unique(canonical[duplicated(canonical)])
-  if (length(dup) > 0) {
-    abort_mcplite(
-      sprintf("`%s` gives %s more than once (in camelCase and snake_case).", arg, quote_names(dup)),
-      arg = arg, call = call
-    )
-  }
-  names(annotations) <- canonical
-  for (i in seq_along(annotations)) {
-    key <- sprintf("%s$%s", arg, nms[[i]])
-    if (!known[[i]]) {
-      next
-    } else if (canonical[[i]] == "title") {
-      check_string(annotations[[i]], key, call = call)
-    } else {
-      check_flag(annotations[[i]], key, call = call)
-    }
-  }
-  if (!all(known)) check_fixed(annotations[!known], arg, call = call, class = "argument")
+  kind <- if (identical(unknown, "drop")) "tool_annotations_known" else "tool_annotations"
+  res <- author_check(kind, annotations, arg, call = call)
+  keep <- nzchar(res$names)
+  annotations <- annotations[keep]
+  names(annotations) <- res$names[keep]
   if (length(annotations) == 0) empty_object() else annotations
 }
 

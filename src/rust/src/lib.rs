@@ -48,7 +48,7 @@ fn rust_to_json_fixed(x: Robj, arg: &str) -> Robj {
 }
 
 /// An author's object checked by the core's rule `kind` (see
-/// `core::r::author`): `list(error, warnings)`, each a problem as
+/// `core::r::author`): `list(error, warnings, names)`, each a problem as
 /// `list(message, class, arg, at)` for R to raise (`raise_problem()`).
 /// @noRd
 #[extendr]
@@ -61,7 +61,12 @@ fn rust_check(kind: &str, x: Robj, arg: &str) -> Robj {
         Ok(v) => {
             let warnings: Vec<Robj> = v.warnings.iter().map(problem).collect();
             let error = v.problem.as_ref().map(problem).unwrap_or_else(|| ().into());
-            list!(error = error, warnings = List::from_values(warnings)).into()
+            let names: Robj = match &v.names {
+                // A dropped element has the name "" (R checked that none is empty).
+                Some(n) => n.iter().map(|x| x.as_deref().unwrap_or("")).collect::<Strings>().into(),
+                None => ().into(),
+            };
+            list!(error = error, warnings = List::from_values(warnings), names = names).into()
         }
         Err(e) => list!(
             error = list!(message = e, class = "argument", arg = arg, at = Vec::<i32>::new()),

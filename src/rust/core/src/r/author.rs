@@ -1,11 +1,14 @@
 //! The rules for what a tool author builds, for R's constructors: each rule
 //! lives with the code that reads the object when the server starts (the
-//! payload options in [`super::options`], the tool-name rule in
+//! payload options in [`super::options`], tool annotations in
+//! [`super::spec`], content annotations in [`super::result`], the
+//! tool-name rule in
 //! [`crate::check`], unique names in [`crate::dispatch`]); this module only
 //! routes R's `rust_check(kind, x, arg)` to them, so `tool()`,
 //! `tool_result()` and `mcp_server()` refuse at definition time exactly what
 //! the server would refuse later.
 
+use super::spec::Unknown;
 use super::{string1, strings, Problem, RType, RValue, SCALAR, VALUE};
 
 /// What a rule found: the mistake (if any) and the warnings to give.
@@ -13,11 +16,14 @@ use super::{string1, strings, Problem, RType, RValue, SCALAR, VALUE};
 pub struct Verdict {
     pub problem: Option<Problem>,
     pub warnings: Vec<Problem>,
+    /// For named lists: the name R keeps for each element (`None`: R drops
+    /// it), when the rule renames.
+    pub names: Option<Vec<Option<String>>>,
 }
 
 impl Verdict {
     fn of(r: Result<(), Problem>) -> Verdict {
-        Verdict { problem: r.err(), warnings: Vec::new() }
+        Verdict { problem: r.err(), ..Verdict::default() }
     }
 }
 
@@ -27,6 +33,9 @@ pub fn check<V: RValue>(kind: &str, x: &V, arg: &str) -> Result<Verdict, String>
         "payload_options" => Verdict::of(super::options::read(x).map(|_| ())),
         "tool_name" => Verdict::of(tool_name(x, arg).map(|_| ())),
         "tool_names" => Verdict::of(unique_tool_names(x, arg)),
+        "tool_annotations" => super::spec::check_annotations(x, arg, Unknown::Keep),
+        "tool_annotations_known" => super::spec::check_annotations(x, arg, Unknown::Drop),
+        "content_annotations" => super::result::check_content_annotations(x, arg),
         _ => return Err(format!("no rule for {kind:?}")),
     })
 }

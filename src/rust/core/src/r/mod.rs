@@ -129,6 +129,19 @@ pub fn number1<V: RValue>(v: &V) -> Option<f64> {
     }
 }
 
+/// The one number of `v` (classes ignored, as R's `unclass()` does), if it
+/// is an integer or double vector of length 1.
+pub fn unclassed_number<V: RValue>(v: &V) -> Option<f64> {
+    if v.len() != 1 {
+        return None;
+    }
+    match v.rtype() {
+        RType::Integer => v.integers().first().filter(|&&i| i != NA_INTEGER).map(|&i| i as f64),
+        RType::Double => v.doubles().first().copied().filter(|d| !d.is_nan()),
+        _ => None,
+    }
+}
+
 /// What a value is, in the words R users know (a short form of the R
 /// package's `describe_value()`), for error messages.
 pub fn describe<V: RValue>(v: &V) -> String {

@@ -50,19 +50,6 @@ fn single_na<V: RValue>(v: &V) -> bool {
         }
 }
 
-/// The one number of `v` (classes ignored, as R's `unclass()` does), if it
-/// is an integer or double vector of length 1.
-fn unclassed_number<V: RValue>(v: &V) -> Option<f64> {
-    if v.len() != 1 {
-        return None;
-    }
-    match v.rtype() {
-        RType::Integer => v.integers().first().filter(|&&i| i != NA_INTEGER).map(|&i| i as f64),
-        RType::Double => v.doubles().first().copied().filter(|d| !d.is_nan()),
-        _ => None,
-    }
-}
-
 /// Checks and reads the options as given; unset ones take mcplite's defaults
 /// (`"null"`, unset, `TRUE`, 4 decimal places). `NULL` reads as all unset.
 pub fn read<V: RValue>(given: &V) -> Result<Options, Problem> {
@@ -99,7 +86,7 @@ pub fn read<V: RValue>(given: &V) -> Result<Options, Problem> {
                     continue;
                 }
                 let lower = if signif { 1.0 } else { 0.0 };
-                let n = unclassed_number(&v)
+                let n = super::unclassed_number(&v)
                     .filter(|n| n.is_finite() && n.fract() == 0.0 && (lower..=15.0).contains(n))
                     .ok_or_else(|| {
                         bad(option, "a whole number from 0 to 15, `I(n)` with n from 1 to 15, or NA", at, &v)

@@ -11,7 +11,9 @@
 //! R strings, which are escaped straight into the answer when it is written.
 
 use super::fixed::{encode_object, FixedError};
-use super::{describe, field, field_present, flag1, inherits, number1, push_index, string1, RType, RValue};
+use super::{
+    describe, field, field_present, flag1, inherits, number1, push_index, string1, Problem, RType, RValue, VALUE,
+};
 use crate::result::{Annotations, Block, CallResult, Content, ResourceBody, Role, Text};
 use crate::rjson::{self, Options};
 
@@ -227,6 +229,105 @@ fn read_block<V: RValue>(b: &V, path: &str) -> Result<Content<V>, String> {
     Ok(Content { block, annotations, meta })
 }
 
+/// What MCP's content annotations must hold, by R name: `None` if `value`
+/// will do, else what it must be. One rule for `content_*()` (the author's
+/// value, where a POSIXct time will do for `last_modified`: R writes it as
+/// ISO 8601) and for the server reading a block (R's converted value).
+fn annotation_problem<V: RValue>(name: &str, value: &V, from_author: bool) -> Option<&'static str> {
+    match name {
+        "audience" => {
+            let ok = value.rtype() == RType::Character
+                && !value.is_empty()
+                && (0..value.len())
+                    .all(|j| value.str_elt(j).is_some_and(|s| Role::parse(&String::from_utf8_lossy(&s)).is_some()));
+            (!ok).then_some("\"user\", \"assistant\" or both")
+        }
+        "priority" => {
+            // R's is.numeric(): integers and doubles, but not the classes
+            // that say otherwise.
+            let numeric = matches!(value.rtype(), RType::Integer | RType::Double)
+                && !value.class().iter().any(|c| matches!(c.as_str(), "factor" | "Date" | "POSIXt" | "difftime"));
+            let p = if numeric { super::unclassed_number(value) } else { None };
+            (!p.is_some_and(|p| (0.0..=1.0).contains(&p))).then_some("a number from 0 to 1")
+        }
+        "last_modified" => {
+            let time = from_author && inherits(value, "POSIXct") && value.len() == 1 && !single_na_double(value);
+            let ok = time || string1(value).is_some_and(|s| !s.is_empty());
+            (!ok).then_some("an ISO 8601 time stamp as a single string (or a POSIXct time)")
+        }
+        _ => None,
+    }
+}
+
+fn single_na_double<V: RValue>(v: &V) -> bool {
+    v.doubles().first().is_some_and(|d| d.is_nan())
+}
+
+/// The content-annotation rule, for `content_*()`: `lastModified` is
+/// `last_modified` too (once), each of MCP's annotations holds what it must,
+/// and other names are sent as given, with a warning, if they have a fixed
+/// encoding. `x` is a named list (R checked its names). Returns the R name of
+/// each element and the warnings.
+pub fn check_content_annotations<V: RValue>(x: &V, arg: &str) -> super::author::Verdict {
+    let mut warnings = Vec::new();
+    match content_annotation_names(x, arg, &mut warnings) {
+        Ok(names) => super::author::Verdict { problem: None, warnings, names: Some(names) },
+        Err(p) => super::author::Verdict { problem: Some(p), warnings, names: None },
+    }
+}
+
+fn content_annotation_names<V: RValue>(
+    x: &V,
+    arg: &str,
+    warnings: &mut Vec<Problem>,
+) -> Result<Vec<Option<String>>, Problem> {
+    const KNOWN: [&str; 3] = ["audience", "priority", "last_modified"];
+    let mut given = x.attr("names").and_then(|n| super::strings(&n)).unwrap_or_default();
+    given.resize(x.len(), String::new());
+    let problem = |message: String, at: Vec<usize>, value: &V| Problem::new("content", arg, message, at, value);
+    if given.iter().any(|n| n == "lastModified") && given.iter().any(|n| n == "last_modified") {
+        return Err(problem(
+            format!("`{arg}` gives `last_modified` more than once (in camelCase and snake_case)."),
+            Vec::new(),
+            x,
+        ));
+    }
+    let names: Vec<String> =
+        given.into_iter().map(|n| if n == "lastModified" { "last_modified".to_string() } else { n }).collect();
+    let unknown: Vec<&String> = names.iter().filter(|n| !KNOWN.contains(&n.as_str())).collect();
+    if !unknown.is_empty() {
+        let (which, verb) = if unknown.len() > 1 { ("names", "they are") } else { ("the name", "it is") };
+        warnings.push(Problem::new(
+            "unknown_annotation",
+            arg,
+            format!(
+                "`{arg}` has {which} {}, which MCP does not define for content; {verb} sent as given.\n\
+                 MCP's names: `audience`, `priority` and `last_modified`.",
+                super::spec::quote_names(&unknown)
+            ),
+            Vec::new(),
+            x,
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        let value = x.list_elt(i);
+        if let Some(expected) = annotation_problem(name, &value, true) {
+            return Err(problem(format!("`{arg}${name}` must be {expected}, not {VALUE}."), vec![i + 1], &value));
+        }
+    }
+    for (i, name) in names.iter().enumerate() {
+        if !KNOWN.contains(&name.as_str()) {
+            let mut path = arg.to_string();
+            super::push_name(&mut path, name);
+            let value = x.list_elt(i);
+            if let Err(e) = super::fixed::encode(&value, &path) {
+                return Err(problem(e.message(arg), Vec::new(), &value));
+            }
+        }
+    }
+    Ok(names.into_iter().map(Some).collect())
+}
+
 fn read_annotations<V: RValue>(b: &V, path: &str) -> Result<Annotations, String> {
     let mut out = Annotations::default();
     let Some(a) = field_present(b, "annotations") else { return Ok(out) };
@@ -244,37 +345,19 @@ fn read_annotations<V: RValue>(b: &V, path: &str) -> Result<Annotations, String>
             return Err(format!("`{here}` must name every element"));
         }
         let value = a.list_elt(i);
+        if let Some(expected) = annotation_problem(&name, &value, false) {
+            return Err(format!("`{here}${name}` must be {expected}, not {}", describe(&value)));
+        }
         match name.as_str() {
             "audience" => {
-                let roles: Option<Vec<Role>> = (value.rtype() == RType::Character && !value.is_empty())
-                    .then(|| {
-                        (0..value.len())
-                            .map(|j| value.str_elt(j).and_then(|s| Role::parse(&String::from_utf8_lossy(&s))))
-                            .collect()
-                    })
-                    .flatten();
-                match roles {
-                    Some(r) => out.audience = Some(r),
-                    None => {
-                        return Err(format!(
-                            "`{here}$audience` must be \"user\", \"assistant\" or both, not {}",
-                            describe(&value)
-                        ))
-                    }
-                }
+                out.audience = Some(
+                    (0..value.len())
+                        .filter_map(|j| value.str_elt(j).and_then(|s| Role::parse(&String::from_utf8_lossy(&s))))
+                        .collect(),
+                )
             }
-            "priority" => match number1(&value).filter(|p| (0.0..=1.0).contains(p)) {
-                Some(p) => out.priority = Some(p),
-                None => {
-                    return Err(format!("`{here}$priority` must be a number from 0 to 1, not {}", describe(&value)))
-                }
-            },
-            "last_modified" => match string1(&value) {
-                Some(s) => out.last_modified = Some(s),
-                None => {
-                    return Err(format!("`{here}$last_modified` must be a single string, not {}", describe(&value)))
-                }
-            },
+            "priority" => out.priority = super::unclassed_number(&value),
+            "last_modified" => out.last_modified = string1(&value),
             _ => {
                 let mut path = here.clone();
                 super::push_name(&mut path, &name);
@@ -462,5 +545,40 @@ mod tests {
         let r = ok(result(vec![("structured_content", named(vec![(Some("a"), int(&[1]))]))]));
         assert!(!r.is_error);
         assert_eq!(r.structured.unwrap().to_string_lossy(), "{\"a\":1}");
+    }
+    #[test]
+    fn content_annotations_follow_one_rule() {
+        let time = dbl(&[0.0]).class(&["POSIXct", "POSIXt"]);
+        let a = named(vec![
+            (Some("audience"), chr(&[Some("user"), Some("assistant")])),
+            (Some("priority"), int(&[1])),
+            (Some("lastModified"), time),
+            (Some("custom"), s("x")),
+        ]);
+        let v = check_content_annotations(&a, "annotations");
+        let (names, warnings) = (v.names.unwrap(), v.warnings);
+        let names: Vec<_> = names.iter().map(|n| n.as_deref().unwrap_or("")).collect();
+        assert_eq!(names, ["audience", "priority", "last_modified", "custom"]);
+        assert_eq!(warnings.len(), 1);
+        let twice = named(vec![(Some("lastModified"), s("a")), (Some("last_modified"), s("b"))]);
+        let p = check_content_annotations(&twice, "annotations").problem.unwrap();
+        assert_eq!(p.message, "`annotations` gives `last_modified` more than once (in camelCase and snake_case).");
+        for (name, value) in [
+            ("audience", s("everyone")),
+            ("audience", chr(&[])),
+            ("audience", chr(&[Some("user"), None])),
+            ("priority", dbl(&[2.0])),
+            ("priority", dbl(&[-0.1])),
+            ("priority", dbl(&[f64::NAN])),
+            ("priority", s("0.5")),
+            ("priority", dbl(&[0.5]).class(&["Date"])),
+            ("last_modified", dbl(&[5.0])),
+            ("last_modified", s("")),
+            ("last_modified", dbl(&[f64::NAN]).class(&["POSIXct", "POSIXt"])),
+        ] {
+            let p = check_content_annotations(&named(vec![(Some(name), value)]), "annotations").problem.unwrap();
+            assert_eq!((p.class, p.arg.as_str(), p.at.as_slice()), ("content", "annotations", &[1][..]), "{name}");
+            assert!(p.message.starts_with(&format!("`annotations${name}` must be ")), "{}", p.message);
+        }
     }
 }

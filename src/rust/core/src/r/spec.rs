@@ -2,8 +2,9 @@
 //! `mcp_server()`: plain snake_case lists) into [`ToolDef`]s. This is where
 //! R's names meet MCP's: `read_only_hint` becomes `readOnlyHint`, and so on.
 
+use super::author::Verdict;
 use super::fixed::{encode, encode_object, FixedError};
-use super::{describe, field, field_present, string1, RValue};
+use super::{describe, field, field_present, string1, strings, Problem, RType, RValue, VALUE};
 use crate::result::ToolDef;
 use crate::wire;
 use serde_json::{Map, Value};
@@ -16,6 +17,131 @@ pub const ANNOTATIONS: [(&str, &str); 5] = [
     ("idempotent_hint", wire::IDEMPOTENT_HINT),
     ("open_world_hint", wire::OPEN_WORLD_HINT),
 ];
+
+/// What to do with annotation names MCP does not define.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unknown {
+    /// Keep them, sent as given, with a warning (what `tool()` does: CRAN
+    /// mcplite sends any annotation, and MCP's schema allows other members).
+    Keep,
+    /// Leave them out, silently (ellmer's own extras).
+    Drop,
+}
+
+/// The tool-annotation rule: each of MCP's hints under either spelling
+/// (`readOnlyHint` or `read_only_hint`), at most once, `title` a string and
+/// the hints `TRUE` or `FALSE`; other names per `unknown`, fixed-encodable.
+/// `annotations` is a named list (R checked its names). Returns the R name
+/// of each element (`None`: dropped) and the warnings to give.
+pub fn check_annotations<V: RValue>(annotations: &V, arg: &str, unknown: Unknown) -> Verdict {
+    let mut warnings = Vec::new();
+    match annotation_names(annotations, arg, unknown, &mut warnings) {
+        Ok(names) => Verdict { problem: None, warnings, names: Some(names) },
+        Err(p) => Verdict { problem: Some(p), warnings, names: None },
+    }
+}
+
+fn annotation_names<V: RValue>(
+    annotations: &V,
+    arg: &str,
+    unknown: Unknown,
+    warnings: &mut Vec<Problem>,
+) -> Result<Vec<Option<String>>, Problem> {
+    let mut given = annotations.attr("names").and_then(|n| strings(&n)).unwrap_or_default();
+    given.resize(annotations.len(), String::new());
+    let known = |n: &str| ANNOTATIONS.iter().find(|(r, w)| *r == n || *w == n).map(|(r, _)| *r);
+    let strange: Vec<&String> = given.iter().filter(|n| known(n).is_none()).collect();
+    if !strange.is_empty() && unknown == Unknown::Keep {
+        let (which, verb) = if strange.len() > 1 { ("names", "they are") } else { ("the name", "it is") };
+        warnings.push(Problem::new(
+            "unknown_annotation",
+            arg,
+            format!(
+                "`{arg}` has {which} {}, which MCP does not define for tools; {verb} sent as given.\n\
+                 MCP's names: `title`, `{}`, `{}`, `{}` and `{}` (or their snake_case spellings).",
+                quote_names(&strange),
+                ANNOTATIONS[1].1,
+                ANNOTATIONS[2].1,
+                ANNOTATIONS[3].1,
+                ANNOTATIONS[4].1
+            ),
+            Vec::new(),
+            annotations,
+        ));
+    }
+    let names: Vec<Option<String>> = given
+        .iter()
+        .map(|n| match known(n) {
+            Some(r) => Some(r.to_string()),
+            None if unknown == Unknown::Keep => Some(n.clone()),
+            None => None,
+        })
+        .collect();
+    let mut seen = Vec::new();
+    let mut twice = Vec::new();
+    for n in names.iter().flatten() {
+        if seen.contains(&n) {
+            if !twice.contains(&n) {
+                twice.push(n);
+            }
+        } else {
+            seen.push(n);
+        }
+    }
+    if !twice.is_empty() {
+        return Err(Problem::new(
+            "argument",
+            arg,
+            format!("`{arg}` gives {} more than once (in camelCase and snake_case).", quote_names(&twice)),
+            Vec::new(),
+            annotations,
+        ));
+    }
+    for (i, name) in given.iter().enumerate() {
+        let value = annotations.list_elt(i);
+        let key = format!("{arg}${name}");
+        let wrong = match known(name) {
+            Some("title") => string1(&value).is_none().then_some("a single string"),
+            Some(_) => flag(&value).is_none().then_some("`TRUE` or `FALSE`"),
+            None if unknown == Unknown::Keep => {
+                let mut path = arg.to_string();
+                super::push_name(&mut path, name);
+                if let Err(e) = encode(&value, &path) {
+                    return Err(Problem::new("argument", arg, e.message(arg), Vec::new(), &value));
+                }
+                None
+            }
+            None => None,
+        };
+        if let Some(expected) = wrong {
+            return Err(Problem::new(
+                "argument",
+                &key,
+                format!("`{key}` must be {expected}, not {VALUE}."),
+                vec![i + 1],
+                &value,
+            ));
+        }
+    }
+    Ok(names)
+}
+
+/// `TRUE` or `FALSE`, as R's `is_flag()` reads it (a class does not matter).
+fn flag<V: RValue>(v: &V) -> Option<bool> {
+    match (v.rtype(), v.len(), v.logicals().first()) {
+        (RType::Logical, 1, Some(&b)) if b != super::NA_INTEGER => Some(b != 0),
+        _ => None,
+    }
+}
+
+/// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` ``.
+pub fn quote_names<S: AsRef<str>>(names: &[S]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{}`", n.as_ref())).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => q.join(""),
+    }
+}
 
 fn fixed(tool: &str, e: FixedError) -> String {
     format!("tool {tool}: `{}` is {}", e.path, e.what)
@@ -51,24 +177,18 @@ pub fn read_tool<V: RValue>(spec: &V) -> Result<ToolDef, String> {
     let annotations = match field_present(spec, "annotations") {
         None => None,
         Some(a) => {
-            let given = encode_object(&a, "annotations").map_err(|e| fixed(&name, e))?;
-            let mut out = Map::new();
-            for (key, value) in given {
-                // MCP's own hints get MCP's names and must have their types;
-                // others (R checked them and warned) are sent as given.
-                match ANNOTATIONS.iter().find(|(r, w)| *r == key || *w == key).map(|(_, w)| *w) {
-                    Some(wire) => {
-                        let ok = if wire == "title" { value.is_string() } else { value.is_boolean() };
-                        if !ok {
-                            return Err(format!("tool {name}: annotation `{key}` has the wrong type"));
-                        }
-                        out.insert(wire.to_string(), value);
-                    }
-                    None => {
-                        out.insert(key, value);
-                    }
-                }
+            if let Some(p) = check_annotations(&a, "annotations", Unknown::Keep).problem {
+                return Err(format!("tool {name}: {}", p.text()));
             }
+            let given = encode_object(&a, "annotations").map_err(|e| fixed(&name, e))?;
+            // MCP's own hints get MCP's names; others are sent as given.
+            let out: Map<String, Value> = given
+                .into_iter()
+                .map(|(key, value)| match ANNOTATIONS.iter().find(|(r, w)| *r == key || *w == key) {
+                    Some((_, wire)) => (wire.to_string(), value),
+                    None => (key, value),
+                })
+                .collect();
             (!out.is_empty()).then_some(out)
         }
     };
@@ -134,7 +254,57 @@ mod tests {
             ("annotations", named(vec![(Some("read_only_hint"), s("yes"))])),
         ]))
         .unwrap_err();
-        assert!(e.contains("wrong type"), "{e}");
+        assert_eq!(e, "tool t: `annotations$read_only_hint` must be `TRUE` or `FALSE`, not a character value.");
         assert!(read_tool(&spec(vec![("input_schema", schema())])).is_err());
+        let e = read_tool(&spec(vec![("name", s("two words")), ("input_schema", schema())])).unwrap_err();
+        assert!(e.contains("must be 1 to 128 characters"), "{e}");
+    }
+
+    #[test]
+    fn annotations_take_either_spelling_once_with_their_types() {
+        let a = named(vec![
+            (Some("readOnlyHint"), lgl(&[Some(true)])),
+            (Some("open_world_hint"), lgl(&[Some(false)])),
+            (Some("title"), s("T")),
+            (Some("custom"), int(&[1])),
+        ]);
+        let v = check_annotations(&a, "annotations", Unknown::Keep);
+        let (names, warnings) = (v.names.unwrap(), v.warnings);
+        let names: Vec<_> = names.iter().map(|n| n.as_deref()).collect();
+        assert_eq!(names, [Some("read_only_hint"), Some("open_world_hint"), Some("title"), Some("custom")]);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].class, "unknown_annotation");
+        assert!(warnings[0].message.starts_with("`annotations` has the name `custom`, which MCP does not define"));
+        let v = check_annotations(&a, "annotations", Unknown::Drop);
+        let (names, warnings) = (v.names.unwrap(), v.warnings);
+        assert_eq!(names[3], None);
+        assert!(warnings.is_empty());
+
+        let twice =
+            named(vec![(Some("idempotentHint"), lgl(&[Some(true)])), (Some("idempotent_hint"), lgl(&[Some(true)]))]);
+        let p = check_annotations(&twice, "annotations", Unknown::Keep).problem.unwrap();
+        assert_eq!(p.message, "`annotations` gives `idempotent_hint` more than once (in camelCase and snake_case).");
+
+        for (name, value, expected) in [
+            ("readOnlyHint", s("yes"), "`TRUE` or `FALSE`"),
+            ("destructive_hint", lgl(&[None]), "`TRUE` or `FALSE`"),
+            ("destructiveHint", lgl(&[Some(true), Some(false)]), "`TRUE` or `FALSE`"),
+            ("title", lgl(&[Some(true)]), "a single string"),
+            ("title", chr(&[None]), "a single string"),
+        ] {
+            let p = check_annotations(
+                &named(vec![(Some("openWorldHint"), lgl(&[Some(true)])), (Some(name), value)]),
+                "annotations",
+                Unknown::Keep,
+            );
+            let p = p.problem.unwrap();
+            assert_eq!(p.message, format!("`annotations${name}` must be {expected}, not {VALUE}."));
+            assert_eq!(p.at, [2]);
+        }
+        let v = check_annotations(&named(vec![(Some("custom"), other("environment"))]), "annotations", Unknown::Keep);
+        assert_eq!(v.warnings.len(), 1, "the warning comes with the error");
+        let p = v.problem.unwrap();
+        assert_eq!(p.message, "`annotations` must be JSON-serializable, but `annotations$custom` is an environment.");
+        assert_eq!(quote_names(&["a", "b", "c"]), "`a`, `b` and `c`");
     }
 }

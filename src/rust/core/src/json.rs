@@ -317,6 +317,47 @@ impl<'d> Iterator for Members<'d> {
     }
 }
 
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The position of the first byte at or after `i` that is `"`, `\` or below
+/// 0x20 (or where 8-byte words end): string bodies are scanned a word at a
+/// time, the rest byte by byte by the caller.
+#[inline]
+fn skip_plain(b: &[u8], mut i: usize) -> usize {
+    while i + 8 <= b.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        let w = u64::from_le_bytes(w);
+        // High bit of each byte below 0x20, equal to '"' or equal to '\'; the
+        // lowest set bit is exact (higher ones may be borrow artefacts).
+        let q = w ^ (b'"' as u64 * LO);
+        let bs = w ^ (b'\\' as u64 * LO);
+        let stops =
+            (w.wrapping_sub(0x20 * LO) & !w & HI) | (q.wrapping_sub(LO) & !q & HI) | (bs.wrapping_sub(LO) & !bs & HI);
+        if stops != 0 {
+            return i + (stops.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i
+}
+
+/// Checks that `bytes` is one compact JSON value, as the payload serializer
+/// writes it: the reader's grammar, with nothing before or after the value,
+/// no whitespace outside strings, no lone surrogate escape and at most
+/// `max_depth` nested arrays and objects. For JSON text an R object carries
+/// that R code may have edited (`structured_json`); nothing is kept.
+pub fn check_compact(bytes: &[u8], max_depth: usize) -> Result<(), ParseError> {
+    if bytes.len() >= u32::MAX as usize {
+        return Err(ParseError::TooLarge);
+    }
+    std::str::from_utf8(bytes).map_err(|e| ParseError::NotUtf8 { at: e.valid_up_to() })?;
+    let mut p = Parser::new(bytes);
+    p.compact = Some(max_depth);
+    p.run().map(|_| ())
+}
+
 /// A container being read: where its node is and whether it is an object.
 struct Open {
     node: u32,
@@ -351,6 +392,10 @@ struct Parser<'a> {
     deep: Vec<u64>,
     deep_len: usize,
     deep_node: u32,
+    /// Checking compact JSON ([`check_compact`]): the depth limit. Nothing is
+    /// kept (every container is read as deep), whitespace outside strings and
+    /// lone surrogate escapes are errors.
+    compact: Option<usize>,
 }
 
 fn err(at: usize, what: &'static str) -> ParseError {
@@ -368,6 +413,7 @@ impl<'a> Parser<'a> {
             deep: Vec::new(),
             deep_len: 0,
             deep_node: 0,
+            compact: None,
         }
     }
 
@@ -381,10 +427,12 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline]
     fn in_deep(&self) -> bool {
         self.deep_len > 0
     }
 
+    #[inline]
     fn top_is_object(&self) -> Option<bool> {
         if self.in_deep() {
             let i = self.deep_len - 1;
@@ -400,6 +448,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A value just ended: count it in its container.
+    #[inline]
     fn completed(&mut self) {
         if !self.in_deep() {
             if let Some(o) = self.open.last() {
@@ -414,7 +463,11 @@ impl<'a> Parser<'a> {
     fn run(mut self) -> Result<(Vec<Node>, Vec<u8>), ParseError> {
         let mut expect = Expect::Value;
         loop {
-            self.skip_ws();
+            if self.compact.is_none() {
+                self.skip_ws();
+            } else if self.b.get(self.pos).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
+                return Err(err(self.pos, "whitespace outside a string (compact JSON has none)"));
+            }
             let at = self.pos;
             let Some(&c) = self.b.get(at) else {
                 return if expect == Expect::Next && self.open.is_empty() && !self.in_deep() {
@@ -491,7 +544,7 @@ impl<'a> Parser<'a> {
                     }
                     match c {
                         b'{' | b'[' => {
-                            self.open_container(c == b'{', at);
+                            self.open_container(c == b'{', at)?;
                             self.pos += 1;
                             expect = if c == b'{' { Expect::KeyOrClose } else { Expect::ValueOrClose };
                         }
@@ -523,8 +576,13 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn open_container(&mut self, object: bool, at: usize) {
-        if self.in_deep() || self.open.len() >= MAX_TREE_DEPTH {
+    fn open_container(&mut self, object: bool, at: usize) -> Result<(), ParseError> {
+        if let Some(limit) = self.compact {
+            if self.deep_len >= limit {
+                return Err(err(at, "nested deeper than the serializer's limit"));
+            }
+        }
+        if self.in_deep() || self.compact.is_some() || self.open.len() >= MAX_TREE_DEPTH {
             if !self.in_deep() {
                 self.deep_node = self.push_node(Kind::Deep, at);
             }
@@ -538,10 +596,11 @@ impl<'a> Parser<'a> {
                 self.deep[i / 64] &= !(1 << (i % 64));
             }
             self.deep_len += 1;
-            return;
+            return Ok(());
         }
         let node = self.push_node(if object { Kind::Object } else { Kind::Array }, at);
         self.open.push(Open { node, object });
+        Ok(())
     }
 
     /// `at` is the closing bracket's position.
@@ -564,6 +623,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline]
     fn literal(&mut self, word: &'static [u8], kind: Kind) -> Result<(), ParseError> {
         let at = self.pos;
         if !self.b[at..].starts_with(word) {
@@ -578,6 +638,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    #[inline]
     fn digits(&mut self) -> usize {
         let start = self.pos;
         while self.b.get(self.pos).is_some_and(u8::is_ascii_digit) {
@@ -586,6 +647,7 @@ impl<'a> Parser<'a> {
         self.pos - start
     }
 
+    #[inline]
     fn number(&mut self) -> Result<(), ParseError> {
         let start = self.pos;
         if self.b[self.pos] == b'-' {
@@ -622,11 +684,13 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads a string starting at the opening quote; adds a node unless deep.
+    #[inline]
     fn string(&mut self) -> Result<(), ParseError> {
         let start = self.pos;
         self.pos += 1;
         let body = self.pos;
         // Fast path: no escapes. Raw control bytes are invalid in JSON strings.
+        self.pos = skip_plain(self.b, self.pos);
         loop {
             match self.b.get(self.pos) {
                 None => return Err(err(start, "unterminated string")),
@@ -647,8 +711,11 @@ impl<'a> Parser<'a> {
                 Some(_) => self.pos += 1,
             }
         }
-        // Slow path: decode into the arena.
+        // Slow path: decode into the arena, or only check when nothing is kept.
         let keep = !self.in_deep();
+        if !keep {
+            return self.skip_escaped(start);
+        }
         let arena_start = self.arena.len();
         let mut has_nul = false;
         if keep {
@@ -694,10 +761,10 @@ impl<'a> Parser<'a> {
                 Some(&c) if c < 0x20 => return Err(err(at, "raw control character in a string")),
                 Some(_) => {
                     // Copy the run up to the next quote, backslash or control byte.
-                    let run_end = self.b[at..]
-                        .iter()
-                        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                        .map_or(self.b.len(), |p| at + p);
+                    let mut run_end = skip_plain(self.b, at);
+                    while self.b.get(run_end).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
+                        run_end += 1;
+                    }
                     if keep {
                         self.arena.extend_from_slice(&self.b[at..run_end]);
                     }
@@ -716,6 +783,37 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// The rest of a string that is not kept, from its first backslash
+    /// (self.pos): checked as the decoding path would, without decoding.
+    fn skip_escaped(&mut self, start: usize) -> Result<(), ParseError> {
+        let b = self.b;
+        let mut i = self.pos;
+        loop {
+            i = skip_plain(b, i);
+            while b.get(i).is_some_and(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
+                i += 1;
+            }
+            match b.get(i) {
+                None => return Err(err(start, "unterminated string")),
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(());
+                }
+                Some(b'\\') => match b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'u') => {
+                        self.pos = i + 2;
+                        self.unicode_escape(i)?;
+                        i = self.pos;
+                    }
+                    Some(_) => return Err(err(i, "invalid escape in a string")),
+                    None => return Err(err(start, "unterminated string")),
+                },
+                Some(_) => return Err(err(i, "raw control character in a string")),
+            }
+        }
+    }
+
     fn hex4(&self, at: usize) -> Option<u32> {
         let h = self.b.get(at..at + 4)?;
         let mut v = 0u32;
@@ -723,6 +821,15 @@ impl<'a> Parser<'a> {
             v = v * 16 + (c as char).to_digit(16)?;
         }
         Some(v)
+    }
+
+    /// A lone surrogate escape: U+FFFD for a client's message, an error in
+    /// compact JSON (the text is passed on as it is, and some readers refuse it).
+    fn lone_surrogate(&self, at: usize) -> Result<char, ParseError> {
+        match self.compact {
+            None => Ok('\u{FFFD}'),
+            Some(_) => Err(err(at, "a lone UTF-16 surrogate escape")),
+        }
     }
 
     /// After `\u` (self.pos is past the `u`): one character, a surrogate pair
@@ -740,9 +847,12 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
-            return Ok('\u{FFFD}');
+            return self.lone_surrogate(at);
         }
-        Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'))
+        match char::from_u32(hi) {
+            Some(c) => Ok(c),
+            None => self.lone_surrogate(at),
+        }
     }
 }
 
@@ -995,5 +1105,107 @@ mod tests {
         assert!(!n("1.5").is_integral());
         assert!(!n("1e-1").is_integral());
         assert!(n("0.0").is_integral());
+    }
+    fn compact(s: &[u8]) -> Result<(), ParseError> {
+        check_compact(s, crate::rjson::MAX_DEPTH)
+    }
+
+    #[test]
+    fn compact_json_is_accepted() {
+        for s in [
+            "0",
+            "-0",
+            "1.5e-05",
+            "1E+20",
+            "-12.25",
+            "true",
+            "false",
+            "null",
+            "\"\"",
+            "\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\"",
+            "\"\\u00e9\\ud83d\\ude00\"",
+            "\"d\u{e9}j\u{e0} \u{1F600}\"",
+            "[]",
+            "{}",
+            "[1,[2,[]],{}]",
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"e"}}"#,
+            r#"[{"id":1,"value":0.5},{}]"#,
+            "\"\u{7f}\"",
+        ] {
+            assert_eq!(compact(s.as_bytes()), Ok(()), "{s}");
+        }
+    }
+
+    #[test]
+    fn what_compact_json_must_not_hold_is_refused_where_it_is() {
+        let at = |s: &[u8]| match compact(s) {
+            Err(ParseError::Syntax { at, .. }) | Err(ParseError::NotUtf8 { at }) => at,
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(s)),
+        };
+        for (text, offset) in [
+            (&b""[..], 0),
+            (b"{\"a\": 1}", 5),
+            (b" 1", 0),
+            (b"[1]\n", 3),
+            (b"[1] ", 3),
+            (b"[1][2]", 3),
+            (b"{\"a\":1,}", 7),
+            (b"[1,,2]", 3),
+            (b"[1,2", 4),
+            (b"\"a\nb\"", 2),
+            (b"\"\\x\"", 1),
+            (b"\"\\ud800\"", 1),
+            (b"\"\\ud800\\u0041\"", 1),
+            (b"\"\\udc00\"", 1),
+            (b"[\"a\\udc00\"]", 3),
+            (b"[\"a\xff\"]", 3),
+            (b"01", 1),
+            (b"1.", 2),
+            (b"NaN", 0),
+            (b"[1}", 2),
+        ] {
+            assert_eq!(at(text), offset, "{:?}", String::from_utf8_lossy(text));
+        }
+        assert!(compact(b"\"ab").is_err());
+        // A client's message may hold a lone surrogate (read as U+FFFD).
+        assert!(Doc::parse(b"\"\\ud800\"".to_vec()).is_ok());
+    }
+
+    #[test]
+    fn compact_nesting_stops_at_the_serializer_limit() {
+        let limit = crate::rjson::MAX_DEPTH;
+        let ok = format!("{}{}", "[".repeat(limit), "]".repeat(limit));
+        assert_eq!(compact(ok.as_bytes()), Ok(()));
+        let deep = format!("{}{}", "[".repeat(limit + 1), "]".repeat(limit + 1));
+        assert!(matches!(compact(deep.as_bytes()), Err(ParseError::Syntax { at, .. }) if at == limit));
+        // Never recursion: a huge run of brackets is only an error.
+        assert!(compact("[{\"a\":".repeat(1_000_000).as_bytes()).is_err());
+    }
+
+    #[test]
+    fn strings_are_scanned_correctly_at_every_word_offset() {
+        for len in 0..40 {
+            for pos in 0..len {
+                let mut body = vec![b'x'; len];
+                body[pos] = b'"';
+                let text = [&b"\""[..], &body, b"\""].concat();
+                // An unescaped quote inside ends the string early.
+                assert!(matches!(compact(&text), Err(ParseError::Syntax { at, .. }) if at == pos + 2), "{len} {pos}");
+                let doc = Doc::parse(text.clone());
+                assert!(doc.is_err(), "the reader agrees: {len} {pos}");
+                body[pos] = b'\\';
+                body.insert(pos + 1, b'n');
+                let text = [&b"\""[..], &body, b"\""].concat();
+                assert_eq!(compact(&text), Ok(()), "{len} escape at {pos}");
+                let doc = Doc::parse(text).unwrap();
+                assert_eq!(doc.root().as_str().unwrap().len(), len, "decoded: {len} {pos}");
+                for ctrl in [0x01u8, 0x1f] {
+                    let mut raw = vec![b'x'; len];
+                    raw[pos] = ctrl;
+                    let text = [&b"\""[..], &raw, b"\""].concat();
+                    assert!(compact(&text).is_err() && Doc::parse(text).is_err(), "control byte {len} {pos}");
+                }
+            }
+        }
     }
 }

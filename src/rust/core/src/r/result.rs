@@ -124,7 +124,7 @@ fn read_tool_result<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, S
             // Text the serializer made, unchanged since, is trusted as it is.
             let checked = match json.core_json() {
                 Some(_) => None,
-                None => json.str_elt(0).map(|b| rjson::check_compact_json(&b)),
+                None => json.str_elt(0).map(|b| crate::json::check_compact(&b, rjson::MAX_DEPTH)),
             };
             if let Some(Err(fault)) = checked {
                 return Err(format!("`structured_json` is not the compact JSON `tool_result()` writes: {fault}"));

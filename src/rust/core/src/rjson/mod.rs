@@ -7,7 +7,6 @@ mod escape;
 mod names;
 pub mod number;
 mod out;
-mod validate;
 mod value;
 
 #[cfg(test)]
@@ -20,7 +19,6 @@ pub mod testvalue;
 pub use encode::MAX_DEPTH;
 pub use escape::{write_base64, write_json_string};
 pub use number::Digits;
-pub use validate::{check_compact_json, JsonFault};
 pub use value::{is_na_real, Conversion, RType, RValue};
 
 /// What an R `NULL` becomes (jsonlite's `null` argument).

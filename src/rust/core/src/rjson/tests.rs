@@ -456,15 +456,224 @@ fn encoder_speed() {
         jtext.len() as f64 / best / 1e6
     );
     for (name, x) in
-        [("validate mixed", &mixed), ("validate long plain string", &plain), ("validate JSON-in-string", &long)]
+        [("check_compact mixed", &mixed), ("check_compact plain string", &plain), ("check_compact JSON-in-str", &long)]
     {
         let ok = to_json(x, &Options::default()).expect("json");
         let mut best = f64::INFINITY;
         for _ in 0..15 {
             let t = std::time::Instant::now();
-            assert!(check_compact_json(&ok).is_ok());
+            assert!(crate::json::check_compact(&ok, MAX_DEPTH).is_ok());
             best = best.min(t.elapsed().as_secs_f64());
         }
         println!("{:28} {:7.2} ms  {:6.0} MB/s", name, best * 1e3, ok.len() as f64 / best / 1e6);
+    }
+}
+
+/// Everything the serializer writes passes; every way of breaking it fails.
+#[cfg(test)]
+mod compact_properties {
+    use crate::json::check_compact;
+    use crate::rjson::testvalue::*;
+    use crate::rjson::{to_json, Digits, NaOption, NullMode, Options, MAX_DEPTH};
+    use proptest::prelude::*;
+
+    fn check_compact_json(b: &[u8]) -> Result<(), crate::json::ParseError> {
+        check_compact(b, MAX_DEPTH)
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z]{0,6}",
+            "\\PC{0,12}",
+            proptest::collection::vec(
+                prop_oneof![
+                    Just('"'),
+                    Just('\\'),
+                    Just('/'),
+                    Just('<'),
+                    Just('\n'),
+                    Just('\u{1}'),
+                    Just('\u{1f}'),
+                    Just('\u{7f}'),
+                    Just('\u{e9}'),
+                    Just('\u{1F600}'),
+                    Just('\u{2028}'),
+                    any::<char>()
+                ],
+                0..16
+            )
+            .prop_map(|v| v.into_iter().collect()),
+        ]
+    }
+
+    fn double() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>(),
+            (-1e6f64..1e6),
+            Just(na_real()),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(-0.0),
+            Just(5e-324),
+            Just(1e300),
+        ]
+    }
+
+    fn leaf() -> impl Strategy<Value = TV> {
+        prop_oneof![
+            Just(null()),
+            proptest::collection::vec(double(), 0..5).prop_map(|v| dbl(&v)),
+            proptest::collection::vec(prop_oneof![any::<i32>(), Just(NA_INT)], 0..5).prop_map(|v| int(&v)),
+            proptest::collection::vec(proptest::option::of(any::<bool>()), 0..5).prop_map(|v| lgl(&v)),
+            proptest::collection::vec(proptest::option::of(text()), 0..5).prop_map(|v| {
+                let r: Vec<Option<&str>> = v.iter().map(|s| s.as_deref()).collect();
+                chr(&r)
+            }),
+            proptest::collection::vec(0i32..4, 0..5).prop_map(|v| {
+                let codes: Vec<i32> = v.iter().map(|&c| if c == 0 { NA_INT } else { c }).collect();
+                int(&codes).attr("levels", chr(&[Some("a"), Some("b \""), Some("\u{e9}")])).class(&["factor"])
+            }),
+            proptest::collection::vec(any::<u8>(), 0..6).prop_map(|v| raw(&v)),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = TV> {
+        leaf().prop_recursive(4, 40, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(list),
+                proptest::collection::vec((proptest::option::of(text()), inner.clone()), 0..5).prop_map(|v| {
+                    let names: Vec<Option<&str>> = v.iter().map(|(n, _)| n.as_deref()).collect();
+                    list(v.iter().map(|(_, x)| x.clone()).collect()).attr("names", chr(&names))
+                }),
+                // A data frame: columns of one length, optionally a list column.
+                (0usize..4, proptest::collection::vec(0u8..4, 1..4), inner).prop_map(|(n, kinds, cell)| {
+                    let cols: Vec<(String, TV)> = kinds
+                        .iter()
+                        .enumerate()
+                        .map(|(j, k)| {
+                            let col = match k {
+                                0 => dbl(&(0..n)
+                                    .map(|i| if i == 1 { na_real() } else { i as f64 / 3.0 })
+                                    .collect::<Vec<_>>()),
+                                1 => int(&(0..n as i32).map(|i| if i == 2 { NA_INT } else { i }).collect::<Vec<_>>()),
+                                2 => chr(&(0..n).map(|i| if i == 0 { None } else { Some("x\"y") }).collect::<Vec<_>>()),
+                                _ => list((0..n).map(|_| cell.clone()).collect()),
+                            };
+                            (format!("c{}", j % 2), col)
+                        })
+                        .collect();
+                    df(cols.iter().map(|(k, v)| (k.as_str(), v.clone())).collect(), n as i32)
+                }),
+            ]
+        })
+    }
+
+    fn options() -> impl Strategy<Value = Options> {
+        (
+            prop_oneof![Just(NullMode::Null), Just(NullMode::List)],
+            prop_oneof![Just(NaOption::Unset), Just(NaOption::Null), Just(NaOption::String)],
+            any::<bool>(),
+            prop_oneof![
+                (0i32..12).prop_map(Digits::Decimal),
+                (1i32..17).prop_map(Digits::Significant),
+                Just(Digits::Max)
+            ],
+        )
+            .prop_map(|(null, na, auto_unbox, digits)| Options { null, na, auto_unbox, digits })
+    }
+
+    /// (opening quote, closing quote) offsets of every string in a valid text.
+    fn strings(t: &[u8]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < t.len() {
+            if t[i] == b'"' {
+                let open = i;
+                i += 1;
+                while t[i] != b'"' {
+                    i += if t[i] == b'\\' { 2 } else { 1 };
+                }
+                out.push((open, i));
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Offsets outside every string where a byte can be inserted.
+    fn outside(t: &[u8]) -> Vec<usize> {
+        let s = strings(t);
+        (0..=t.len()).filter(|&p| !s.iter().any(|&(o, c)| p > o && p <= c)).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        #[test]
+        fn serializer_output_passes(x in value(), o in options()) {
+            let t = to_json(&x, &o);
+            // (Values the serializer refuses are rare here; too many would fail the test.)
+            prop_assume!(t.is_ok());
+            let t = t.unwrap_or_default();
+            prop_assert_eq!(check_compact_json(&t), Ok(()), "{}", String::from_utf8_lossy(&t));
+        }
+
+        #[test]
+        fn broken_output_fails(x in value(), o in options(), how in 0u8..9, pick in any::<prop::sample::Index>(), byte in 0u8..0x20) {
+            let t = to_json(&x, &o);
+            prop_assume!(t.is_ok());
+            let t = t.unwrap_or_default();
+            let strs = strings(&t);
+            let ends_in_digit = t.last().is_some_and(u8::is_ascii_digit);
+            let mut m = t.clone();
+            match how {
+                // Whitespace outside strings.
+                0 => {
+                    let out = outside(&t);
+                    m.insert(out[pick.index(out.len())], [b' ', b'\n', b'\t', b'\r'][byte as usize % 4]);
+                }
+                // A raw control byte inside a string.
+                1 => {
+                    if strs.is_empty() { return Ok(()) }
+                    let (open, _) = strs[pick.index(strs.len())];
+                    m.insert(open + 1, byte);
+                }
+                // Truncated.
+                2 => {
+                    if ends_in_digit { return Ok(()) }
+                    m.truncate(pick.index(t.len()));
+                }
+                // Something appended.
+                3 => m.push(b",]}:x \"[{"[byte as usize % 9]),
+                // An invalid escape.
+                4 => {
+                    if strs.is_empty() { return Ok(()) }
+                    let (open, _) = strs[pick.index(strs.len())];
+                    let bad: &[u8] = [b"\\x".as_slice(), b"\\u12g4", b"\\ud800", b"\\udc00", b"\\'"][byte as usize % 5];
+                    m.splice(open + 1..open + 1, bad.iter().copied());
+                }
+                // Invalid UTF-8 inside a string, or anywhere.
+                5 => {
+                    let at = if strs.is_empty() { pick.index(t.len() + 1) } else { strs[pick.index(strs.len())].0 + 1 };
+                    m.insert(at, [0xff, 0x80, 0xc3, 0xed][byte as usize % 4]);
+                }
+                // Two values.
+                6 => {
+                    if ends_in_digit { return Ok(()) }
+                    m.extend_from_slice(&t);
+                }
+                // A stray comma before a closing bracket or at the start.
+                7 => {
+                    let closes: Vec<usize> = (0..t.len()).filter(|&p| matches!(t[p], b']' | b'}') && outside(&t).contains(&p)).collect();
+                    if closes.is_empty() { m.insert(0, b','); } else { m.insert(closes[pick.index(closes.len())], b','); }
+                }
+                // Nested one level past the limit.
+                _ => {
+                    let d = crate::rjson::MAX_DEPTH;
+                    m = [vec![b'['; d + 1], t.clone(), vec![b']'; d + 1]].concat();
+                }
+            }
+            prop_assert!(check_compact_json(&m).is_err(), "accepted: {}", String::from_utf8_lossy(&m));
+        }
     }
 }

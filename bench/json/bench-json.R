@@ -60,7 +60,8 @@ if (child) {
   case <- args[2]; n <- as.numeric(args[3]); impl <- args[4]; reps <- as.integer(args[5])
   suppressPackageStartupMessages({ library(mcplite); library(jsonlite) })
   x <- make_data(case, n)
-  opts <- list(null = "null", na = NA_character_, auto_unbox = TRUE, digits = 4L, signif = FALSE)
+  # mcplite's defaults, in a form every build reads.
+  opts <- list(null = "null", auto_unbox = TRUE, digits = 4L)
   # Builds from before the glue rewrite take no helpers argument.
   to_json <- mcplite:::rust_to_json
   helpers <- if (length(formals(to_json)) == 3) mcplite:::json_helpers()

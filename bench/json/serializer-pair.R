@@ -16,7 +16,8 @@ if (identical(args[1], "--child")) {
     if (is.call(e) && identical(e[[1]], as.name("<-")) && identical(e[[2]], as.name("make_data"))) eval(e)
   }
   x <- make_data(case, 1e4)
-  opts <- list(null = "null", na = NA_character_, auto_unbox = TRUE, digits = 4L, signif = FALSE)
+  # mcplite's defaults, in a form every build reads.
+  opts <- list(null = "null", auto_unbox = TRUE, digits = 4L)
   helpers <- mcplite:::json_helpers()
   size <- mcplite:::rust_json_size
   for (i in 1:50) size(x, opts, helpers)

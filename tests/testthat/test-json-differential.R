@@ -28,12 +28,12 @@ jsonlite_text <- function(x, combo) {
 }
 
 mcplite_text <- function(x, combo) {
+  # The payload options as a user sets them (see payload_options()).
   opts <- list(
     null = combo$null,
-    na = if (combo$na == "unset") NA_character_ else combo$na,
+    na = if (combo$na == "unset") NULL else combo$na,
     auto_unbox = combo$auto_unbox,
-    digits = switch(combo$digits, "4" = 4L, "0" = 0L, "NA" = NA_integer_, "I(3)" = 3L, "I(15)" = 15L),
-    signif = startsWith(combo$digits, "I(")
+    digits = switch(combo$digits, "4" = 4L, "0" = 0L, "NA" = NA, "I(3)" = I(3L), "I(15)" = I(15L))
   )
   res <- rust_to_json(x, opts, json_helpers())
   if (is.null(res$error)) res$value else NA_character_
@@ -242,7 +242,7 @@ test_that("rust_to_json matches jsonlite::toJSON byte for byte", {
 })
 
 test_that("unserializable values are errors that name the type", {
-  opts <- list(null = "null", na = NA_character_, auto_unbox = TRUE, digits = 4L, signif = FALSE)
+  opts <- list(null = "null", auto_unbox = TRUE, digits = 4L)
   expect_match(rust_to_json(new.env(), opts, json_helpers())$error, "environment")
   expect_match(rust_to_json(list(f = function(x) x), opts, json_helpers())$error, "function")
   expect_match(rust_to_json(quote(x + y), opts, json_helpers())$error, "language")
@@ -275,13 +275,11 @@ test_that("number formatting matches jsonlite for every digits setting and at ro
     1e19, 1e20, 1e21, 123456789012345.5, 0.1 + 0.2, 1 / 3, 2 / 3, 100 * (1:9) + 0.05, -0
   )
   x <- c(x, boundary, -boundary)
-  settings <- c(as.list(0:15), list(17, NA), lapply(1:17, I))
+  # Every setting the options allow (0 to 15 places, NA, I(1) to I(15)).
+  settings <- c(as.list(0:15), list(NA), lapply(1:15, I))
   for (d in settings) {
     expected <- as.character(jsonlite::toJSON(x, digits = d))
-    opts <- list(
-      digits = if (is.na(d)) NA_integer_ else as.integer(unclass(d)),
-      signif = inherits(d, "AsIs"), auto_unbox = FALSE
-    )
+    opts <- list(digits = d, auto_unbox = FALSE)
     expect_identical(rust_to_json(x, opts, json_helpers())$value, expected, label = paste("digits =", format(d)))
     # Data-frame fields are written by the row cursor's own number path.
     frame <- data.frame(v = x, w = rev(x))

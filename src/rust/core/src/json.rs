@@ -343,6 +343,53 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Four hex digits at `at`.
+#[inline]
+fn hex4_at(b: &[u8], at: usize) -> Option<u32> {
+    let h = b.get(at..at + 4)?;
+    let mut v = 0u32;
+    for &c in h {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// The end of a string body that is not kept, from `i` (in the string, at
+/// or before its first backslash); `start` is the opening quote. The
+/// decoding path's checks, without decoding: in `compact` text a lone
+/// surrogate escape is an error.
+fn skip_escaped(b: &[u8], mut i: usize, start: usize, compact: bool) -> Result<usize, ParseError> {
+    loop {
+        i = skip_plain(b, i);
+        while b.get(i).is_some_and(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
+            i += 1;
+        }
+        match b.get(i) {
+            None => return Err(err(start, "unterminated string")),
+            Some(b'"') => return Ok(i + 1),
+            Some(b'\\') => match b.get(i + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                Some(b'u') => {
+                    let hi = hex4_at(b, i + 2).ok_or_else(|| err(i, "invalid \\u escape in a string"))?;
+                    let paired = (0xD800..0xDC00).contains(&hi)
+                        && b.get(i + 6..i + 8) == Some(b"\\u")
+                        && hex4_at(b, i + 8).is_some_and(|lo| (0xDC00..0xE000).contains(&lo));
+                    if paired {
+                        i += 12;
+                    } else if (0xD800..0xE000).contains(&hi) && compact {
+                        return Err(err(i, "a lone UTF-16 surrogate escape"));
+                    } else {
+                        i += 6;
+                    }
+                }
+                Some(_) => return Err(err(i, "invalid escape in a string")),
+                None => return Err(err(start, "unterminated string")),
+            },
+            Some(_) => return Err(err(i, "raw control character in a string")),
+        }
+    }
+}
+
 /// Checks that `bytes` is one compact JSON value, as the payload serializer
 /// writes it: the reader's grammar, with nothing before or after the value,
 /// no whitespace outside strings, no lone surrogate escape and at most
@@ -494,7 +541,14 @@ impl<'a> Parser<'a> {
                     match c {
                         b',' => {
                             self.pos += 1;
-                            expect = if object { Expect::Key } else { Expect::Value };
+                            expect = if !object {
+                                Expect::Value
+                            } else if self.b.get(self.pos) == Some(&b'"') {
+                                // The usual next key, read at once.
+                                self.key()?
+                            } else {
+                                Expect::Key
+                            };
                         }
                         b']' if !object => {
                             self.pos += 1;
@@ -524,13 +578,7 @@ impl<'a> Parser<'a> {
                         self.close(at);
                         expect = Expect::Next;
                     } else if c == b'"' {
-                        self.string()?;
-                        if !self.in_deep() {
-                            if let Some(o) = self.open.last() {
-                                self.nodes[o.node as usize].a += 1;
-                            }
-                        }
-                        expect = Expect::Colon;
+                        expect = self.key()?;
                     } else {
                         return Err(err(at, "expected a string key in an object"));
                     }
@@ -573,6 +621,24 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+        }
+    }
+
+    /// An object's key (self.pos is at its quote), counted as a member; the
+    /// colon, when it follows at once, is read too. Returns what comes next.
+    #[inline]
+    fn key(&mut self) -> Result<Expect, ParseError> {
+        self.string()?;
+        if !self.in_deep() {
+            if let Some(o) = self.open.last() {
+                self.nodes[o.node as usize].a += 1;
+            }
+        }
+        if self.b.get(self.pos) == Some(&b':') {
+            self.pos += 1;
+            Ok(Expect::Value)
+        } else {
+            Ok(Expect::Colon)
         }
     }
 
@@ -624,12 +690,13 @@ impl<'a> Parser<'a> {
     }
 
     #[inline]
-    fn literal(&mut self, word: &'static [u8], kind: Kind) -> Result<(), ParseError> {
+    fn literal<const N: usize>(&mut self, word: &[u8; N], kind: Kind) -> Result<(), ParseError> {
         let at = self.pos;
-        if !self.b[at..].starts_with(word) {
+        // A fixed-size comparison: no call to memcmp for four or five bytes.
+        if self.b.get(at..at + N) != Some(&word[..]) {
             return Err(err(at, "expected a JSON value"));
         }
-        self.pos += word.len();
+        self.pos += N;
         if !self.in_deep() {
             let i = self.push_node(kind, at);
             self.nodes[i as usize].src.1 = self.pos as u32;
@@ -686,33 +753,32 @@ impl<'a> Parser<'a> {
     /// Reads a string starting at the opening quote; adds a node unless deep.
     #[inline]
     fn string(&mut self) -> Result<(), ParseError> {
+        let b = self.b;
         let start = self.pos;
-        self.pos += 1;
-        let body = self.pos;
+        let body = start + 1;
         // Fast path: no escapes. Raw control bytes are invalid in JSON strings.
-        self.pos = skip_plain(self.b, self.pos);
-        loop {
-            match self.b.get(self.pos) {
-                None => return Err(err(start, "unterminated string")),
-                Some(b'"') => {
-                    let len = self.pos - body;
-                    self.pos += 1;
-                    if !self.in_deep() {
-                        let i = self.push_node(Kind::String, start) as usize;
-                        let n = &mut self.nodes[i];
-                        n.src.1 = self.pos as u32;
-                        n.a = body as u32;
-                        n.b = len as u32;
-                    }
-                    return Ok(());
+        let mut end = skip_plain(b, body);
+        while b.get(end).is_some_and(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
+            end += 1;
+        }
+        match b.get(end) {
+            None => return Err(err(start, "unterminated string")),
+            Some(b'"') => {
+                self.pos = end + 1;
+                if !self.in_deep() {
+                    let i = self.push_node(Kind::String, start) as usize;
+                    let n = &mut self.nodes[i];
+                    n.src.1 = (end + 1) as u32;
+                    n.a = body as u32;
+                    n.b = (end - body) as u32;
                 }
-                Some(b'\\') => break,
-                Some(&c) if c < 0x20 => return Err(err(self.pos, "raw control character in a string")),
-                Some(_) => self.pos += 1,
+                return Ok(());
             }
+            Some(b'\\') => self.pos = end,
+            Some(_) => return Err(err(end, "raw control character in a string")),
         }
         // Slow path: decode into the arena, or only check when nothing is kept.
-        let keep = !self.in_deep();
+        let keep = !self.in_deep() && self.compact.is_none();
         if !keep {
             return self.skip_escaped(start);
         }
@@ -786,32 +852,8 @@ impl<'a> Parser<'a> {
     /// The rest of a string that is not kept, from its first backslash
     /// (self.pos): checked as the decoding path would, without decoding.
     fn skip_escaped(&mut self, start: usize) -> Result<(), ParseError> {
-        let b = self.b;
-        let mut i = self.pos;
-        loop {
-            i = skip_plain(b, i);
-            while b.get(i).is_some_and(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
-                i += 1;
-            }
-            match b.get(i) {
-                None => return Err(err(start, "unterminated string")),
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    return Ok(());
-                }
-                Some(b'\\') => match b.get(i + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                    Some(b'u') => {
-                        self.pos = i + 2;
-                        self.unicode_escape(i)?;
-                        i = self.pos;
-                    }
-                    Some(_) => return Err(err(i, "invalid escape in a string")),
-                    None => return Err(err(start, "unterminated string")),
-                },
-                Some(_) => return Err(err(i, "raw control character in a string")),
-            }
-        }
+        self.pos = skip_escaped(self.b, self.pos, start, self.compact.is_some())?;
+        Ok(())
     }
 
     fn hex4(&self, at: usize) -> Option<u32> {

@@ -285,15 +285,17 @@ fn content_annotation_names<V: RValue>(
     let mut given = x.attr("names").and_then(|n| super::strings(&n)).unwrap_or_default();
     given.resize(x.len(), String::new());
     let problem = |message: String, at: Vec<usize>, value: &V| Problem::new("content", arg, message, at, value);
-    if given.iter().any(|n| n == "lastModified") && given.iter().any(|n| n == "last_modified") {
+    if given.iter().any(|n| n == crate::wire::LAST_MODIFIED) && given.iter().any(|n| n == "last_modified") {
         return Err(problem(
             format!("`{arg}` gives `last_modified` more than once (in camelCase and snake_case)."),
             Vec::new(),
             x,
         ));
     }
-    let names: Vec<String> =
-        given.into_iter().map(|n| if n == "lastModified" { "last_modified".to_string() } else { n }).collect();
+    let names: Vec<String> = given
+        .into_iter()
+        .map(|n| if n == crate::wire::LAST_MODIFIED { "last_modified".to_string() } else { n })
+        .collect();
     let unknown: Vec<&String> = names.iter().filter(|n| !KNOWN.contains(&n.as_str())).collect();
     if !unknown.is_empty() {
         let (which, verb) = if unknown.len() > 1 { ("names", "they are") } else { ("the name", "it is") };

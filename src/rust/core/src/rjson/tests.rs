@@ -677,3 +677,29 @@ mod compact_properties {
         }
     }
 }
+
+/// The compact check alone, on frame JSON and on JSON text in a string
+/// (`perf record` this test to profile it).
+#[test]
+#[ignore]
+fn check_compact_loop() {
+    let mut rnd = uniform();
+    let n = 100_000;
+    let ids: Vec<i32> = (1..=n as i32).collect();
+    let vals: Vec<f64> = (0..n).map(|_| rnd()).collect();
+    let grp: Vec<Option<&str>> = (0..n).map(|i| Some(["a", "b \"q\"", "c\n"][i % 3])).collect();
+    let flags: Vec<Option<bool>> = (0..n).map(|i| [Some(true), Some(false), None][i % 3]).collect();
+    let mixed =
+        df(vec![("id", int(&ids)), ("value", dbl(&vals)), ("group", chr(&grp)), ("flag", lgl(&flags))], n as i32);
+    let ok = to_json(&mixed, &Options::default()).expect("json");
+    let long = to_json(&s(std::str::from_utf8(&ok).unwrap()), &Options::default()).expect("json");
+    for (name, text) in [("frame", &ok), ("json in string", &long)] {
+        let mut best = f64::INFINITY;
+        for _ in 0..30 {
+            let t = std::time::Instant::now();
+            assert!(crate::json::check_compact(text, MAX_DEPTH).is_ok());
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        println!("{name}: {:.0} MB/s", text.len() as f64 / 1e6 / best);
+    }
+}

@@ -142,6 +142,35 @@ pub fn unclassed_number<V: RValue>(v: &V) -> Option<f64> {
     }
 }
 
+/// The names of list `x`, one per element ("" where it has none).
+pub fn list_names<V: RValue>(x: &V) -> Vec<String> {
+    let mut names = x.attr("names").and_then(|n| strings(&n)).unwrap_or_default();
+    names.resize(x.len(), String::new());
+    names
+}
+
+/// The warning for annotation names MCP does not define (for `what`:
+/// "tools" or "content"): they are sent as given. `known` lists MCP's names.
+pub fn unknown_annotations<V: RValue, S: AsRef<str>>(
+    arg: &str,
+    names: &[S],
+    what: &str,
+    known: &str,
+    x: &V,
+) -> Problem {
+    let (which, verb) = if names.len() > 1 { ("names", "they are") } else { ("the name", "it is") };
+    Problem::new(
+        "unknown_annotation",
+        arg,
+        format!(
+            "`{arg}` has {which} {}, which MCP does not define for {what}; {verb} sent as given.\nMCP's names: {known}.",
+            spec::quote_names(names)
+        ),
+        Vec::new(),
+        x,
+    )
+}
+
 /// What a value is, in the words R users know (a short form of the R
 /// package's `describe_value()`), for error messages.
 pub fn describe<V: RValue>(v: &V) -> String {

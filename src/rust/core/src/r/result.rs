@@ -282,8 +282,7 @@ fn content_annotation_names<V: RValue>(
     warnings: &mut Vec<Problem>,
 ) -> Result<Vec<Option<String>>, Problem> {
     const KNOWN: [&str; 3] = ["audience", "priority", "last_modified"];
-    let mut given = x.attr("names").and_then(|n| super::strings(&n)).unwrap_or_default();
-    given.resize(x.len(), String::new());
+    let given = super::list_names(x);
     let problem = |message: String, at: Vec<usize>, value: &V| Problem::new("content", arg, message, at, value);
     if given.iter().any(|n| n == crate::wire::LAST_MODIFIED) && given.iter().any(|n| n == "last_modified") {
         return Err(problem(
@@ -298,18 +297,8 @@ fn content_annotation_names<V: RValue>(
         .collect();
     let unknown: Vec<&String> = names.iter().filter(|n| !KNOWN.contains(&n.as_str())).collect();
     if !unknown.is_empty() {
-        let (which, verb) = if unknown.len() > 1 { ("names", "they are") } else { ("the name", "it is") };
-        warnings.push(Problem::new(
-            "unknown_annotation",
-            arg,
-            format!(
-                "`{arg}` has {which} {}, which MCP does not define for content; {verb} sent as given.\n\
-                 MCP's names: `audience`, `priority` and `last_modified`.",
-                super::spec::quote_names(&unknown)
-            ),
-            Vec::new(),
-            x,
-        ));
+        let mcp = "`audience`, `priority` and `last_modified`";
+        warnings.push(super::unknown_annotations(arg, &unknown, "content", mcp, x));
     }
     for (i, name) in names.iter().enumerate() {
         let value = x.list_elt(i);

@@ -4,7 +4,7 @@
 
 use super::author::Verdict;
 use super::fixed::{encode, encode_object, FixedError};
-use super::{describe, field, field_present, string1, strings, Problem, RType, RValue, VALUE};
+use super::{describe, field, field_present, string1, Problem, RType, RValue, VALUE};
 use crate::result::ToolDef;
 use crate::wire;
 use serde_json::{Map, Value};
@@ -47,27 +47,15 @@ fn annotation_names<V: RValue>(
     unknown: Unknown,
     warnings: &mut Vec<Problem>,
 ) -> Result<Vec<Option<String>>, Problem> {
-    let mut given = annotations.attr("names").and_then(|n| strings(&n)).unwrap_or_default();
-    given.resize(annotations.len(), String::new());
+    let given = super::list_names(annotations);
     let known = |n: &str| ANNOTATIONS.iter().find(|(r, w)| *r == n || *w == n).map(|(r, _)| *r);
     let strange: Vec<&String> = given.iter().filter(|n| known(n).is_none()).collect();
     if !strange.is_empty() && unknown == Unknown::Keep {
-        let (which, verb) = if strange.len() > 1 { ("names", "they are") } else { ("the name", "it is") };
-        warnings.push(Problem::new(
-            "unknown_annotation",
-            arg,
-            format!(
-                "`{arg}` has {which} {}, which MCP does not define for tools; {verb} sent as given.\n\
-                 MCP's names: `title`, `{}`, `{}`, `{}` and `{}` (or their snake_case spellings).",
-                quote_names(&strange),
-                ANNOTATIONS[1].1,
-                ANNOTATIONS[2].1,
-                ANNOTATIONS[3].1,
-                ANNOTATIONS[4].1
-            ),
-            Vec::new(),
-            annotations,
-        ));
+        let mcp = format!(
+            "`title`, `{}`, `{}`, `{}` and `{}` (or their snake_case spellings)",
+            ANNOTATIONS[1].1, ANNOTATIONS[2].1, ANNOTATIONS[3].1, ANNOTATIONS[4].1
+        );
+        warnings.push(super::unknown_annotations(arg, &strange, "tools", &mcp, annotations));
     }
     let names: Vec<Option<String>> = given
         .iter()

@@ -321,8 +321,8 @@ const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
 /// The position of the first byte at or after `i` that is `"`, `\` or below
-/// 0x20 (or where 8-byte words end): string bodies are scanned a word at a
-/// time, the rest byte by byte by the caller.
+/// 0x20 (`b.len()` if none): string bodies are scanned eight bytes at a
+/// time, the last few byte by byte.
 #[inline]
 fn skip_plain(b: &[u8], mut i: usize) -> usize {
     while i + 8 <= b.len() {
@@ -340,6 +340,9 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
         }
         i += 8;
     }
+    while b.get(i).is_some_and(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
+        i += 1;
+    }
     i
 }
 
@@ -356,14 +359,12 @@ fn hex4_at(b: &[u8], at: usize) -> Option<u32> {
 
 /// The end of a string body that is not kept, from `i` (in the string, at
 /// or before its first backslash); `start` is the opening quote. The
-/// decoding path's checks, without decoding: in `compact` text a lone
-/// surrogate escape is an error.
+/// decoding path's checks, without decoding; in `compact` text a lone
+/// surrogate escape is an error (the text is passed on as it is, and some
+/// readers refuse it), where a client's message reads it as U+FFFD.
 fn skip_escaped(b: &[u8], mut i: usize, start: usize, compact: bool) -> Result<usize, ParseError> {
     loop {
         i = skip_plain(b, i);
-        while b.get(i).is_some_and(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
-            i += 1;
-        }
         match b.get(i) {
             None => return Err(err(start, "unterminated string")),
             Some(b'"') => return Ok(i + 1),
@@ -757,10 +758,7 @@ impl<'a> Parser<'a> {
         let start = self.pos;
         let body = start + 1;
         // Fast path: no escapes. Raw control bytes are invalid in JSON strings.
-        let mut end = skip_plain(b, body);
-        while b.get(end).is_some_and(|&c| c >= 0x20 && c != b'"' && c != b'\\') {
-            end += 1;
-        }
+        let end = skip_plain(b, body);
         match b.get(end) {
             None => return Err(err(start, "unterminated string")),
             Some(b'"') => {
@@ -777,16 +775,14 @@ impl<'a> Parser<'a> {
             Some(b'\\') => self.pos = end,
             Some(_) => return Err(err(end, "raw control character in a string")),
         }
-        // Slow path: decode into the arena, or only check when nothing is kept.
-        let keep = !self.in_deep() && self.compact.is_none();
-        if !keep {
-            return self.skip_escaped(start);
+        // Slow path: only checked when nothing is kept, else decoded into the arena.
+        if self.in_deep() || self.compact.is_some() {
+            self.pos = skip_escaped(self.b, self.pos, start, self.compact.is_some())?;
+            return Ok(());
         }
         let arena_start = self.arena.len();
         let mut has_nul = false;
-        if keep {
-            self.arena.extend_from_slice(&self.b[body..self.pos]);
-        }
+        self.arena.extend_from_slice(&self.b[body..self.pos]);
         loop {
             let at = self.pos;
             match self.b.get(at) {
@@ -812,76 +808,40 @@ impl<'a> Parser<'a> {
                             if c == '\0' {
                                 has_nul = true;
                             }
-                            if keep {
-                                let mut buf = [0u8; 4];
-                                self.arena.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                            }
+                            let mut buf = [0u8; 4];
+                            self.arena.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
                             continue;
                         }
                         _ => return Err(err(at, "invalid escape in a string")),
                     };
-                    if keep {
-                        self.arena.push(byte);
-                    }
+                    self.arena.push(byte);
                 }
                 Some(&c) if c < 0x20 => return Err(err(at, "raw control character in a string")),
                 Some(_) => {
                     // Copy the run up to the next quote, backslash or control byte.
-                    let mut run_end = skip_plain(self.b, at);
-                    while self.b.get(run_end).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
-                        run_end += 1;
-                    }
-                    if keep {
-                        self.arena.extend_from_slice(&self.b[at..run_end]);
-                    }
+                    let run_end = skip_plain(self.b, at);
+                    self.arena.extend_from_slice(&self.b[at..run_end]);
                     self.pos = run_end;
                 }
             }
         }
-        if keep {
-            let i = self.push_node(Kind::String, start) as usize;
-            let n = &mut self.nodes[i];
-            n.src.1 = self.pos as u32;
-            n.flags = IN_ARENA | if has_nul { HAS_NUL } else { 0 };
-            n.a = arena_start as u32;
-            n.b = (self.arena.len() - arena_start) as u32;
-        }
+        let i = self.push_node(Kind::String, start) as usize;
+        let n = &mut self.nodes[i];
+        n.src.1 = self.pos as u32;
+        n.flags = IN_ARENA | if has_nul { HAS_NUL } else { 0 };
+        n.a = arena_start as u32;
+        n.b = (self.arena.len() - arena_start) as u32;
         Ok(())
-    }
-
-    /// The rest of a string that is not kept, from its first backslash
-    /// (self.pos): checked as the decoding path would, without decoding.
-    fn skip_escaped(&mut self, start: usize) -> Result<(), ParseError> {
-        self.pos = skip_escaped(self.b, self.pos, start, self.compact.is_some())?;
-        Ok(())
-    }
-
-    fn hex4(&self, at: usize) -> Option<u32> {
-        let h = self.b.get(at..at + 4)?;
-        let mut v = 0u32;
-        for &c in h {
-            v = v * 16 + (c as char).to_digit(16)?;
-        }
-        Some(v)
-    }
-
-    /// A lone surrogate escape: U+FFFD for a client's message, an error in
-    /// compact JSON (the text is passed on as it is, and some readers refuse it).
-    fn lone_surrogate(&self, at: usize) -> Result<char, ParseError> {
-        match self.compact {
-            None => Ok('\u{FFFD}'),
-            Some(_) => Err(err(at, "a lone UTF-16 surrogate escape")),
-        }
     }
 
     /// After `\u` (self.pos is past the `u`): one character, a surrogate pair
     /// combined, a lone surrogate as U+FFFD.
     fn unicode_escape(&mut self, at: usize) -> Result<char, ParseError> {
-        let hi = self.hex4(self.pos).ok_or_else(|| err(at, "invalid \\u escape in a string"))?;
+        let hi = hex4_at(self.b, self.pos).ok_or_else(|| err(at, "invalid \\u escape in a string"))?;
         self.pos += 4;
         if (0xD800..0xDC00).contains(&hi) {
             if self.b.get(self.pos..self.pos + 2) == Some(b"\\u") {
-                if let Some(lo) = self.hex4(self.pos + 2) {
+                if let Some(lo) = hex4_at(self.b, self.pos + 2) {
                     if (0xDC00..0xE000).contains(&lo) {
                         self.pos += 6;
                         let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
@@ -889,12 +849,9 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
-            return self.lone_surrogate(at);
+            return Ok('\u{FFFD}');
         }
-        match char::from_u32(hi) {
-            Some(c) => Ok(c),
-            None => self.lone_surrogate(at),
-        }
+        Ok(char::from_u32(hi).unwrap_or('\u{FFFD}'))
     }
 }
 

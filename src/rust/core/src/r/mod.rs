@@ -129,6 +129,26 @@ pub fn number1<V: RValue>(v: &V) -> Option<f64> {
     }
 }
 
+/// `TRUE` or `FALSE`, read as R's `is_flag()` (a class does not matter,
+/// unlike [`flag1`]).
+pub fn is_flag<V: RValue>(v: &V) -> Option<bool> {
+    match (v.rtype(), v.len(), v.logicals().first()) {
+        (RType::Logical, 1, Some(&b)) if b != NA_INTEGER => Some(b != 0),
+        _ => None,
+    }
+}
+
+/// Whether `v` is one `NA` that R's `is.na()` sees, of a logical or a number.
+pub fn single_na<V: RValue>(v: &V) -> bool {
+    v.len() == 1
+        && match v.rtype() {
+            RType::Logical => v.logicals().first() == Some(&NA_INTEGER),
+            RType::Integer => v.integers().first() == Some(&NA_INTEGER),
+            RType::Double => v.doubles().first().is_some_and(|d| d.is_nan()),
+            _ => false,
+        }
+}
+
 /// The one number of `v` (classes ignored, as R's `unclass()` does), if it
 /// is an integer or double vector of length 1.
 pub fn unclassed_number<V: RValue>(v: &V) -> Option<f64> {

@@ -5,7 +5,7 @@
 //! R/options.R); this is the one place that checks them, for R when a result
 //! is built or the server starts, and for the serializer.
 
-use super::{Problem, RType, RValue, NA_INTEGER, VALUE};
+use super::{Problem, RType, RValue, VALUE};
 use crate::rjson::{Digits, NaOption, NullMode, Options};
 
 /// The option each member of the list R passes holds.
@@ -29,25 +29,6 @@ fn bad<V: RValue>(option: &str, expected: &str, at: usize, value: &V) -> Problem
 /// A string among `allowed`, read as R's `is_string(x) && x %in% allowed`.
 fn choice<V: RValue>(v: &V, allowed: &[&str]) -> Option<String> {
     super::string1(v).filter(|s| allowed.contains(&s.as_str()))
-}
-
-/// `TRUE` or `FALSE`, read as R's `is_flag()` (a class does not matter).
-fn flag<V: RValue>(v: &V) -> Option<bool> {
-    match (v.rtype(), v.len(), v.logicals().first()) {
-        (RType::Logical, 1, Some(&b)) if b != NA_INTEGER => Some(b != 0),
-        _ => None,
-    }
-}
-
-/// Whether `v` is one `NA` that R's `is.na()` sees, of a logical or a number.
-fn single_na<V: RValue>(v: &V) -> bool {
-    v.len() == 1
-        && match v.rtype() {
-            RType::Logical => v.logicals().first() == Some(&NA_INTEGER),
-            RType::Integer => v.integers().first() == Some(&NA_INTEGER),
-            RType::Double => v.doubles().first().is_some_and(|d| d.is_nan()),
-            _ => false,
-        }
 }
 
 /// Checks and reads the options as given; unset ones take mcplite's defaults
@@ -75,13 +56,13 @@ pub fn read<V: RValue>(given: &V) -> Result<Options, Problem> {
                 }
             }
             "auto_unbox" => {
-                o.auto_unbox = flag(&v).ok_or_else(|| bad(option, "`TRUE` or `FALSE`", at, &v))?;
+                o.auto_unbox = super::is_flag(&v).ok_or_else(|| bad(option, "`TRUE` or `FALSE`", at, &v))?;
             }
             _ => {
                 // jsonlite's `digits`: whole decimal places (0 to 15), `I(n)`
                 // for n significant digits (1 to 15), or NA for full precision.
                 let signif = super::inherits(&v, "AsIs");
-                if !signif && single_na(&v) {
+                if !signif && super::single_na(&v) {
                     o.digits = Digits::Max;
                     continue;
                 }

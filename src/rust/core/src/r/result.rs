@@ -251,16 +251,12 @@ fn annotation_problem<V: RValue>(name: &str, value: &V, from_author: bool) -> Op
             (!p.is_some_and(|p| (0.0..=1.0).contains(&p))).then_some("a number from 0 to 1")
         }
         "last_modified" => {
-            let time = from_author && inherits(value, "POSIXct") && value.len() == 1 && !single_na_double(value);
+            let time = from_author && inherits(value, "POSIXct") && value.len() == 1 && !super::single_na(value);
             let ok = time || string1(value).is_some_and(|s| !s.is_empty());
             (!ok).then_some("an ISO 8601 time stamp as a single string (or a POSIXct time)")
         }
         _ => None,
     }
-}
-
-fn single_na_double<V: RValue>(v: &V) -> bool {
-    v.doubles().first().is_some_and(|d| d.is_nan())
 }
 
 /// The content-annotation rule, for `content_*()`: `lastModified` is
@@ -566,6 +562,7 @@ mod tests {
             ("last_modified", dbl(&[5.0])),
             ("last_modified", s("")),
             ("last_modified", dbl(&[f64::NAN]).class(&["POSIXct", "POSIXt"])),
+            ("last_modified", dbl(&[0.0, 1.0]).class(&["POSIXct", "POSIXt"])),
         ] {
             let p = check_content_annotations(&named(vec![(Some(name), value)]), "annotations").problem.unwrap();
             assert_eq!((p.class, p.arg.as_str(), p.at.as_slice()), ("content", "annotations", &[1][..]), "{name}");

@@ -4,7 +4,7 @@
 
 use super::author::Verdict;
 use super::fixed::{encode, encode_object, FixedError};
-use super::{describe, field, field_present, string1, Problem, RType, RValue, VALUE};
+use super::{describe, field, field_present, string1, Problem, RValue, VALUE};
 use crate::result::ToolDef;
 use crate::wire;
 use serde_json::{Map, Value};
@@ -90,7 +90,7 @@ fn annotation_names<V: RValue>(
         let key = format!("{arg}${name}");
         let wrong = match known(name) {
             Some("title") => string1(&value).is_none().then_some("a single string"),
-            Some(_) => flag(&value).is_none().then_some("`TRUE` or `FALSE`"),
+            Some(_) => super::is_flag(&value).is_none().then_some("`TRUE` or `FALSE`"),
             None if unknown == Unknown::Keep => {
                 let mut path = arg.to_string();
                 super::push_name(&mut path, name);
@@ -112,14 +112,6 @@ fn annotation_names<V: RValue>(
         }
     }
     Ok(names)
-}
-
-/// `TRUE` or `FALSE`, as R's `is_flag()` reads it (a class does not matter).
-fn flag<V: RValue>(v: &V) -> Option<bool> {
-    match (v.rtype(), v.len(), v.logicals().first()) {
-        (RType::Logical, 1, Some(&b)) if b != super::NA_INTEGER => Some(b != 0),
-        _ => None,
-    }
 }
 
 /// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` ``.

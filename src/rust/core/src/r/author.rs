@@ -25,6 +25,15 @@ impl Verdict {
     fn of(r: Result<(), Problem>) -> Verdict {
         Verdict { problem: r.err(), ..Verdict::default() }
     }
+
+    /// A renaming rule's outcome: the names kept, or the mistake; the
+    /// warnings given on the way either way.
+    pub fn renaming(r: Result<Vec<Option<String>>, Problem>, warnings: Vec<Problem>) -> Verdict {
+        match r {
+            Ok(names) => Verdict { problem: None, warnings, names: Some(names) },
+            Err(p) => Verdict { problem: Some(p), warnings, names: None },
+        }
+    }
 }
 
 /// Runs the rule `kind` on `x`, which R names `arg` in messages.

@@ -266,10 +266,8 @@ fn annotation_problem<V: RValue>(name: &str, value: &V, from_author: bool) -> Op
 /// each element and the warnings.
 pub fn check_content_annotations<V: RValue>(x: &V, arg: &str) -> super::author::Verdict {
     let mut warnings = Vec::new();
-    match content_annotation_names(x, arg, &mut warnings) {
-        Ok(names) => super::author::Verdict { problem: None, warnings, names: Some(names) },
-        Err(p) => super::author::Verdict { problem: Some(p), warnings, names: None },
-    }
+    let names = content_annotation_names(x, arg, &mut warnings);
+    super::author::Verdict::renaming(names, warnings)
 }
 
 fn content_annotation_names<V: RValue>(

@@ -35,10 +35,8 @@ pub enum Unknown {
 /// of each element (`None`: dropped) and the warnings to give.
 pub fn check_annotations<V: RValue>(annotations: &V, arg: &str, unknown: Unknown) -> Verdict {
     let mut warnings = Vec::new();
-    match annotation_names(annotations, arg, unknown, &mut warnings) {
-        Ok(names) => Verdict { problem: None, warnings, names: Some(names) },
-        Err(p) => Verdict { problem: Some(p), warnings, names: None },
-    }
+    let names = annotation_names(annotations, arg, unknown, &mut warnings);
+    Verdict::renaming(names, warnings)
 }
 
 fn annotation_names<V: RValue>(

@@ -121,16 +121,23 @@ test_that("a server that dies is a classed error with its stderr, and R survives
 test_that("timeouts are classed errors, cancel the request, and the client goes on", {
   skip_on_cran()
   skip_if_no_mcplite_child()
+  # A nap lasts `s` seconds or until the test creates the release file.
   slow <- server_script(c(
-    'nap <- mcplite::tool(function(s) { Sys.sleep(s); "awake" }, name = "nap", description = "Sleep.",',
-    '  arguments = list(s = mcplite::type_number("Seconds.")))',
+    'nap <- mcplite::tool(function(s) {',
+    '  end <- Sys.time() + s',
+    '  while (Sys.time() < end && !file.exists(Sys.getenv("NAP_RELEASE"))) Sys.sleep(0.01)',
+    '  "awake"',
+    '}, name = "nap", description = "Sleep.", arguments = list(s = mcplite::type_number("Seconds.")))',
     'mcplite::mcp_server(nap)'
   ))
-  client <- local_mcp_client(slow, env = child_env())
+  release <- tempfile("nap-release-")
+  client <- local_mcp_client(slow, env = c(child_env(), NAP_RELEASE = release))
   t0 <- Sys.time()
-  expect_error(client$call("nap", list(s = 2), timeout = 0.3), class = "mcplite_error_client_timeout")
-  expect_snapshot(error = TRUE, client$call("nap", list(s = 2), timeout = 0.25))
-  expect_lt(as.numeric(Sys.time() - t0, units = "secs"), 1.5)
+  expect_error(client$call("nap", list(s = 60), timeout = 0.3), class = "mcplite_error_client_timeout")
+  expect_snapshot(error = TRUE, client$call("nap", list(s = 60), timeout = 0.25))
+  # Each gave up after its timeout (0.55 s in all), not after the nap.
+  expect_lt(as.numeric(Sys.time() - t0, units = "secs"), 10)
+  file.create(release)
   res <- client$call("nap", list(s = 0))
   expect_equal(res$content[[1]]$text, "awake")
 })

@@ -48,6 +48,15 @@ sig_wait_file <- function(path, timeout = 20) {
   file.exists(path)
 }
 
+# Wait until the server's stderr has a line containing `text`.
+sig_wait_stderr <- function(proc, text, timeout = 20) {
+  deadline <- Sys.time() + timeout
+  while (!grepl(text, mcp_stderr(proc), fixed = TRUE) && Sys.time() < deadline && proc$process$is_alive()) {
+    if (mcp_pump(proc) == 0) Sys.sleep(0.01)
+  }
+  grepl(text, mcp_stderr(proc), fixed = TRUE)
+}
+
 sig_times <- new.env()
 
 test_that("SIGINT, SIGTERM or SIGHUP while idle stops the server promptly with exit status 0", {
@@ -85,8 +94,8 @@ test_that("requests read before a stop are each answered once: the running tool 
   )
   # One write: all three are read before the signal comes.
   mcp_send(s$proc, paste(lines, collapse = "\n"))
+  # The tool writes the file once it runs: the signal then interrupts it.
   expect_true(sig_wait_file(started))
-  Sys.sleep(0.2)
   sig_send(s$proc, "SIGTERM")
   took <- sig_wait_exit(s$proc, 10)
   expect_false(is.na(took))
@@ -120,8 +129,9 @@ test_that("with workers: a stop waits for running calls; a second SIGTERM ends t
     } else {
       sig_send(proc, first)
     }
-    # Serving winds down and waits for the call (the grace is 10 s) ...
-    Sys.sleep(0.5)
+    # Serving winds down, says that it waits for the call (the grace is
+    # 10 s) and stays ...
+    expect_true(sig_wait_stderr(proc, "waiting up to 10 s for 1 running tool call"), info = first)
     expect_true(proc$process$is_alive(), info = first)
     # ... until the usual escalation.
     sig_send(proc, "SIGTERM")
@@ -164,9 +174,7 @@ test_that("SIGINT during a tool interrupts that call only; the next call succeed
     started <- tempfile("spin-started-")
     mcp_send(s$proc, hs_call_line(s, id, "spin", sprintf('{"seconds":5,"started":"%s"}', started)))
     # Interrupt only once the tool runs (an interrupt before it starts is idle).
-    deadline <- Sys.time() + 10
-    while (!file.exists(started) && Sys.time() < deadline) Sys.sleep(0.02)
-    Sys.sleep(0.1)
+    expect_true(sig_wait_file(started, 10))
     s$proc$process$interrupt()
     t0 <- Sys.time()
     r <- hs_quiet(s, mcp_read(s$proc, 1, timeout = 10))
@@ -202,20 +210,27 @@ test_that("on a terminal: one line on stderr says the server waits for an MCP cl
     p$poll_io(200)
     seen <- paste0(seen, p$read_output())
   }
-  Sys.sleep(0.5)
-  seen <- paste0(seen, p$read_output())
-  lines <- strsplit(gsub("\r", "", seen), "\n")[[1]]
-  lines <- lines[nzchar(lines)]
-  expect_length(lines, 1)
-  expect_match(paste(lines, collapse = "\n"), "MCP client", ignore.case = TRUE)
-  expect_match(paste(lines, collapse = "\n"), "Ctrl|\\^C|\\^D|interrupt|end of (file|input)", ignore.case = TRUE)
-  # Ctrl-C typed on the terminal.
+  # Ctrl-C typed on the terminal, once the server has spoken.
   t0 <- Sys.time()
   p$write_input("\x03")
   p$wait(4000)
   elapsed <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
   expect_false(p$is_alive())
   expect_lt(elapsed, 2)
+  # Everything the terminal showed, up to the exit: the one waiting line, the
+  # echoed ^C and the line that says the server stopped.
+  deadline <- Sys.time() + 5
+  while (p$is_incomplete_output() && Sys.time() < deadline) {
+    p$poll_io(200)
+    seen <- paste0(seen, p$read_output())
+  }
+  lines <- strsplit(gsub("\r", "", gsub("^C", "", seen, fixed = TRUE)), "\n")[[1]]
+  lines <- lines[nzchar(trimws(lines))]
+  expect_length(grep("asked to stop", lines, fixed = TRUE), 1)
+  lines <- grep("asked to stop", lines, fixed = TRUE, value = TRUE, invert = TRUE)
+  expect_length(lines, 1)
+  expect_match(paste(lines, collapse = "\n"), "MCP client", ignore.case = TRUE)
+  expect_match(paste(lines, collapse = "\n"), "Ctrl|\\^C|\\^D|interrupt|end of (file|input)", ignore.case = TRUE)
 })
 
 test_that("with workers: a SIGINT storm during many quick calls fails no call and stops the server cleanly", {

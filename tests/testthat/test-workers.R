@@ -144,7 +144,8 @@ test_that("calls run at once on workers, and the server keeps answering meanwhil
 test_that("while a call runs on a worker, each line read wakes the server at once", {
   # The server waits in mirai's condition variable while calls run; the input
   # reader rings a doorbell that signals it. Were the bell silent, each ping
-  # below would wait for the 50 ms bound of that wait: 100 pings >= 5 s.
+  # below would wait for the 50 ms bound of that wait. Answered at once, a
+  # ping takes the harness a few ms: the median tells the two apart.
   proc <- workers_server("2")
   on.exit(mcp_kill(proc), add = TRUE)
   dir <- barrier_dir()
@@ -154,14 +155,14 @@ test_that("while a call runs on a worker, each line read wakes the server at onc
   mcp_send(proc, legacy_call(1, "wait_for", args_json(path = go)))
   mcp_send(proc, legacy_call(2, "add", '{"x":1,"y":2}'))
   expect_identical(first_text(mcp_read(proc, 1)[[1]]), "3")
-  started <- Sys.time()
-  for (i in seq_len(100)) {
+  took <- vapply(seq_len(100), function(i) {
+    started <- Sys.time()
     mcp_send(proc, rpc(100 + i, "ping"))
     pong <- mcp_read(proc, 1)
     expect_equal(pong[[1]]$id, 100 + i)
-  }
-  took <- as.numeric(Sys.time() - started, units = "secs")
-  expect_lt(took, 2.5)
+    as.numeric(Sys.time() - started, units = "secs")
+  }, 0)
+  expect_lt(stats::median(took), 0.025)
   file.create(go)
   released <- mcp_read(proc, 1)
   expect_identical(first_text(released[[1]]), "released")

@@ -243,13 +243,23 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
 #[derive(Clone, Copy)]
 enum Phase {
     Reading,
-    WindingDown { why: Ending, since: Instant, terminate: u32 },
+    WindingDown { why: Ending, since: Instant, terminate: u32, announced: bool },
 }
 
 impl Phase {
     fn winding_down(why: Ending, requests: StopRequests) -> Phase {
-        Phase::WindingDown { why, since: Instant::now(), terminate: requests.terminate }
+        Phase::WindingDown { why, since: Instant::now(), terminate: requests.terminate, announced: false }
     }
+}
+
+/// Said once when serving ends with calls still running: why the process
+/// has not exited yet, in the client's log.
+fn waiting_line(running: usize) -> String {
+    let calls = if running == 1 { "call" } else { "calls" };
+    format!(
+        "mcplite: stopping; waiting up to {} s for {running} running tool {calls} to finish (a request to terminate, such as SIGTERM, ends the wait).",
+        END_GRACE.as_secs()
+    )
 }
 
 /// Serve until end of input (or until the output closes or the host stops).
@@ -275,7 +285,7 @@ where
             return Ok(Ending::OutputClosed);
         }
         let requests = s.host.stop_requests();
-        if let Phase::WindingDown { why, since, terminate } = phase {
+        if let Phase::WindingDown { why, since, terminate, announced } = phase {
             // Calls still running finish and are answered, within a bound.
             if s.running.is_empty() {
                 return Ok(why);
@@ -283,6 +293,10 @@ where
             if requests.terminate > terminate || since.elapsed() > END_GRACE {
                 s.abandon_running();
                 return Ok(why);
+            }
+            if !announced {
+                diag(&waiting_line(s.running.len()));
+                phase = Phase::WindingDown { why, since, terminate, announced: true };
             }
             s.poll(Duration::from_millis(20));
             continue;

@@ -4,7 +4,7 @@
 #[path = "support/host.rs"]
 mod host;
 
-use host::{tool, TestHost};
+use host::{tool, TestHost, Watched};
 use mcplite_core::rjson::Options;
 use mcplite_core::telemetry::Telemetry;
 use mcplite_core::{serve, Ending, Server, ServerInfo};
@@ -25,8 +25,9 @@ fn run_with(lines: &[&str], host: &mut TestHost) -> Vec<Value> {
         server(&["echo", "fail", "speak", "rows", "panics", "later_echo", "later_rows", "tampered", "frame"]);
     let input = lines.join("\n");
     let mut out = Vec::new();
+    let input = std::io::BufReader::new(Watched::new(std::io::Cursor::new(input.into_bytes()), host));
     let ending = serve(
-        std::io::Cursor::new(input.into_bytes()),
+        input,
         &mut out,
         &mut server,
         host,
@@ -149,7 +150,7 @@ fn identical_requests_give_identical_bytes() {
 fn cancelled_requests_get_no_answer() {
     let (r, calls) = run(&[
         &format!(
-            r#"{{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":200}},{M}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{{"name":"echo","arguments":{{"await_input":true}},{M}}}}}"#
         ),
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}"#,
         &format!(r#"{{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
@@ -320,7 +321,7 @@ fn cancelling_a_worker_call_stops_it_and_sends_nothing() {
 fn cancellations_match_ids_exactly() {
     let slow = |id: &str| {
         format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"sleep_ms":150}},{M}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"await_input":true}},{M}}}}}"#
         )
     };
     let cancel =
@@ -419,7 +420,7 @@ fn serve_to_end<H: mcplite_core::ToolHost<Fun = &'static str>>(
 /// Input that gives `bytes`, then stays open (as a client's pipe does) until
 /// `open_for` has passed, then ends.
 struct OpenInput {
-    bytes: std::io::Cursor<Vec<u8>>,
+    bytes: Watched<std::io::Cursor<Vec<u8>>>,
     until: std::time::Instant,
 }
 
@@ -450,7 +451,7 @@ fn watching_a_long_worker_call_costs_few_looks() {
         format_args!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
     );
     let input = OpenInput {
-        bytes: std::io::Cursor::new(lines.into_bytes()),
+        bytes: Watched::new(std::io::Cursor::new(lines.into_bytes()), &mut host),
         until: Instant::now() + Duration::from_millis(400),
     };
     let (ids, text) = serve_to_end(input, &mut server, &mut host);
@@ -476,7 +477,7 @@ fn serve_open(
     let mut text = lines.join("\n");
     text.push('\n');
     let input = OpenInput {
-        bytes: std::io::Cursor::new(text.into_bytes()),
+        bytes: Watched::new(std::io::Cursor::new(text.into_bytes()), host),
         until: Instant::now() + Duration::from_millis(open_ms),
     };
     let mut out = Vec::new();
@@ -509,7 +510,7 @@ fn tool_error_text(v: &Value) -> Option<&str> {
 fn a_stop_request_answers_every_line_already_read_then_ends() {
     let mut host = TestHost::default();
     let lines = [
-        call(1, "stop", r#"{"sleep_ms":150}"#),
+        call(1, "stop", r#"{"await_input":true}"#),
         call(2, "echo", "{}"),
         call(3, "later_echo", r#"{"polls":3}"#),
         r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#.to_string(),
@@ -556,7 +557,7 @@ fn a_stop_request_at_end_of_input_answers_running_calls() {
 fn calls_read_after_winding_down_was_cut_short_are_answered_without_running() {
     let mut host = TestHost::default();
     let lines = [
-        call(1, "stop", r#"{"sleep_ms":150}"#),
+        call(1, "stop", r#"{"await_input":true}"#),
         call(2, "terminate", "{}"),
         call(3, "echo", "{}"),
         r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#.to_string(),
@@ -574,7 +575,7 @@ fn calls_read_after_winding_down_was_cut_short_are_answered_without_running() {
 fn more_interrupts_while_winding_down_change_nothing() {
     let mut host = TestHost::default();
     let lines = [
-        call(1, "stop", r#"{"sleep_ms":150}"#),
+        call(1, "stop", r#"{"await_input":true}"#),
         call(2, "stop", "{}"),
         call(3, "echo", "{}"),
         call(4, "later_echo", r#"{"polls":5}"#),

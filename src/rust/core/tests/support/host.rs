@@ -10,6 +10,8 @@ use mcplite_core::result::ToolDef;
 use mcplite_core::rjson::testvalue::*;
 use mcplite_core::{Tool, ToolHost};
 use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub fn block(kind: &str, fields: Vec<(&str, TV)>) -> TV {
@@ -102,7 +104,47 @@ pub struct TestHost {
     /// ... and at these moments (a signal while the server waits; `true`:
     /// a request to terminate).
     pub stops_at: Vec<(std::time::Instant, bool)>,
+    /// Raised by [`Watched`] input once it has been read to its end.
+    pub input_drained: Option<Arc<AtomicBool>>,
     next: TaskId,
+}
+
+/// Input that raises a flag once it has been read to its end: by then the
+/// server's reader has taken every line out of it (cancellations included).
+pub struct Watched<R> {
+    inner: R,
+    drained: Arc<AtomicBool>,
+}
+
+impl<R> Watched<R> {
+    /// `inner`, watched for `host` (its calls with `"await_input"` wait for it).
+    pub fn new(inner: R, host: &mut TestHost) -> Self {
+        let drained = Arc::new(AtomicBool::new(false));
+        host.input_drained = Some(drained.clone());
+        Watched { inner, drained }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            self.drained.store(true, Ordering::SeqCst);
+        }
+        Ok(n)
+    }
+}
+
+impl TestHost {
+    /// Wait until the watched input has been read to its end.
+    fn await_input(&self) {
+        let drained = self.input_drained.as_ref().expect("a call with await_input needs Watched input");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !drained.load(Ordering::SeqCst) {
+            assert!(std::time::Instant::now() < deadline, "the server's reader never reached the end of the input");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 impl ToolHost for TestHost {
@@ -112,9 +154,11 @@ impl ToolHost for TestHost {
     fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, cx: CallContext) -> Started<TV> {
         self.calls += 1;
         self.traceparents.push(cx.traceparent);
-        if let Some(ms) = args.and_then(|a| a.get("sleep_ms")).and_then(|v| v.raw_str().parse::<u64>().ok()) {
-            // Lets a cancellation arrive while the call runs.
-            std::thread::sleep(Duration::from_millis(ms));
+        if args.and_then(|a| a.get("await_input")).is_some() {
+            // The call runs until the reader has taken all input: what
+            // follows it (a cancellation, a stop, more calls) arrived while
+            // it ran.
+            self.await_input();
         }
         if tool.fun == "stop" || tool.fun == "terminate" {
             self.stops.any += 1;

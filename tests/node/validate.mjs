@@ -120,6 +120,7 @@ export function createValidator(dir = schemaDir()) {
     if (message === null || typeof message !== "object" || Array.isArray(message)) {
       return { ok: false, errors: ["message is not a JSON object"], checked };
     }
+    if ("method" in message) return validateSent(version, message, def);
     const hasResult = "result" in message;
     const hasError = "error" in message;
     if (hasResult === hasError) {
@@ -171,6 +172,25 @@ export function createValidator(dir = schemaDir()) {
     if (hasError && !("id" in message) && !LEGACY_ENVELOPE.has(version) &&
         !UNREADABLE_ID_CODES.has(message.error && message.error.code)) {
       errors.push(`only -32700/-32600 errors may omit id, got ${JSON.stringify(message.error && message.error.code)}`);
+    }
+    return errors.length ? { ok: false, errors, checked } : { ok: true, checked };
+  }
+
+  // A request or a notification (what a client sends; a server's
+  // notifications): its envelope, then the named definition, if any, against
+  // the whole message (CallToolRequest, InitializedNotification, ...).
+  function validateSent(version, message, def) {
+    const errors = [];
+    const checked = [];
+    const env = "id" in message ? "JSONRPCRequest" : "JSONRPCNotification";
+    check(version, env, message, "", errors);
+    checked.push(env);
+    if (def) {
+      check(version, def, message, "", errors);
+      checked.push(defName(version, def));
+      if (message.method !== (load(version).defs[defName(version, def)]?.properties?.method?.const ?? message.method)) {
+        errors.push(`${def} has method ${JSON.stringify(message.method)}`);
+      }
     }
     return errors.length ? { ok: false, errors, checked } : { ok: true, checked };
   }

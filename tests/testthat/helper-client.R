@@ -4,10 +4,10 @@
 child_env <- function() c(R_LIBS = mcp_child_libs())
 
 # A client on the fixture server (tests/testthat/fixtures/server.R), closed
-# when the calling test ends.
+# when the calling test ends, its exchange validated (checked_client()).
 fixture_client <- function(protocol = "2025-11-25", server = "server.R", ...) {
-  local_mcp_client(mcp_fixture_server(server), env = child_env(), protocol = protocol, ...,
-                   .local_envir = parent.frame())
+  checked_client(mcp_fixture_server(server), env = child_env(), protocol = protocol, ...,
+                 .local_envir = parent.frame())
 }
 
 # Write R code to a temporary server script, `<tempdir>/my-tools/server.R`
@@ -135,4 +135,71 @@ open_fds <- function() length(list.files("/proc/self/fd"))
 sleep_running <- function(pid) {
   stat <- tryCatch(suppressWarnings(readLines(file.path("/proc", pid, "stat"), warn = FALSE)), error = function(e) "")
   grepl("^[0-9]+ \\(sleep\\) [^Z]", stat)
+}
+
+# ---- clients whose whole exchange is validated -------------------------------
+
+# A client (local_mcp_client() with a transcript) whose every line sent and
+# received is validated against the official schema of the protocol in force
+# when the calling test ends: requests as the client's, answers by the method
+# of their request (`strict`: no member the version lacks), notifications by
+# method. So a bug the client and the server share cannot pass unseen.
+# expect_valid_transcript() checks what was exchanged so far at any point.
+checked_client <- function(..., strict = TRUE, .local_envir = parent.frame()) {
+  client <- local_mcp_client(..., transcript = TRUE, .local_envir = .local_envir)
+  # Put first among the frame's exit handlers: it runs while the client is open.
+  check <- bquote(expect_valid_transcript(.(client), strict = .(strict)))
+  do.call(base::on.exit, list(check, TRUE, FALSE), envir = .local_envir)
+  client
+}
+
+# The schema definitions of what a client sends, and of the result of each
+# method's answer.
+transcript_defs <- list(
+  request = c(initialize = "InitializeRequest", ping = "PingRequest", "tools/list" = "ListToolsRequest",
+              "tools/call" = "CallToolRequest", "server/discover" = "DiscoverRequest",
+              "notifications/initialized" = "InitializedNotification",
+              "notifications/cancelled" = "CancelledNotification",
+              "notifications/message" = "LoggingMessageNotification"),
+  result = c(initialize = "InitializeResult", ping = "EmptyResult", "tools/list" = "ListToolsResult",
+             "tools/call" = "CallToolResult", "server/discover" = "DiscoverResult")
+)
+
+transcript_state <- new.env(parent = emptyenv())
+
+# Validate the lines exchanged since the previous check (the client's
+# $transcript()). Requests whose answer comes later are remembered.
+expect_valid_transcript <- function(client, strict = TRUE) {
+  lines <- client$transcript()
+  key <- as.character(client$pid)
+  methods <- transcript_state[[key]]
+  if (is.null(methods)) methods <- list()
+  messages <- list()
+  defs <- character()
+  strictness <- logical()
+  for (line in lines) {
+    sent <- startsWith(line, "-> ")
+    json <- substr(line, 4, nchar(line))
+    msg <- tryCatch(jsonlite::parse_json(json), error = function(e) NULL)
+    if (!is.list(msg) || !identical(msg$jsonrpc, "2.0")) {
+      # Not a protocol message: the client set it apart (check_output).
+      if (sent) testthat::fail(paste("the client sent a line that is not JSON-RPC:", substr(json, 1, 200)))
+      next
+    }
+    id <- if (is.null(msg$id)) NA_character_ else jsonlite::toJSON(msg$id, auto_unbox = TRUE, digits = NA)
+    def <- NA_character_
+    if (!is.null(msg$method)) {
+      if (sent && !is.na(id)) methods[[id]] <- msg$method
+      def <- unname(transcript_defs$request[msg$method])
+    } else if (!is.na(id) && !is.null(methods[[id]])) {
+      if (is.null(msg$error)) def <- unname(transcript_defs$result[methods[[id]]])
+      methods[[id]] <- NULL
+    }
+    messages[[length(messages) + 1L]] <- structure(msg, json = json)
+    defs <- c(defs, def)
+    strictness <- c(strictness, strict && is.null(msg$method))
+  }
+  transcript_state[[key]] <- methods
+  if (length(messages)) mcp_validate(messages, client$protocol, defs, strict = strictness)
+  invisible(length(messages))
 }

@@ -372,19 +372,22 @@ mcp_message_json <- function(msg) {
 # (as returned by mcp_read() / mcp_exchange()$responses). `def` names the
 # result body per response (InitializeResult, ListToolsResult, CallToolResult,
 # EmptyResult, DiscoverResult) or a whole-message definition such as
-# UnsupportedProtocolVersionError; NA validates the envelope only. `strict`
-# also rejects members the version's schema does not define (leaked newer
-# fields), which plain schema validation cannot see.
+# UnsupportedProtocolVersionError; NA validates the envelope only. Requests
+# and notifications are validated too (their envelope, and `def` such as
+# CallToolRequest). `strict` (one, or one per message) also rejects members
+# the version's schema does not define (leaked newer fields), which plain
+# schema validation cannot see.
 mcp_validate <- function(responses, version, def = NA, strict = TRUE) {
   if (!is.null(names(responses)) && "jsonrpc" %in% names(responses)) responses <- list(responses)
   def <- rep_len(def, length(responses))
+  strict <- rep_len(strict, length(responses))
   failures <- character()
   for (i in seq_along(responses)) {
     json <- mcp_message_json(responses[[i]])
-    verdict <- mcp_validator_check(json, version, def[[i]], strict)
+    verdict <- mcp_validator_check(json, version, def[[i]], strict[[i]])
     if (!isTRUE(verdict$ok)) {
       failures <- c(failures, sprintf(
-        "response %d (%s, %s): %s\n  %s", i, version, if (is.na(def[[i]])) "envelope" else def[[i]],
+        "message %d (%s, %s): %s\n  %s", i, version, if (is.na(def[[i]])) "envelope" else def[[i]],
         substr(json, 1, 500), paste(verdict$errors, collapse = "\n  ")
       ))
     }

@@ -50,7 +50,7 @@ test_that("legacy versions shake hands and 2026-07-28 sends _meta with every req
   skip_on_cran()
   skip_if_no_mcplite_child()
   raw <- mcp_fixture_server("raw-server.R")
-  client <- local_mcp_client(raw, env = child_env(), protocol = "2025-06-18")
+  client <- checked_client(raw, env = child_env(), protocol = "2025-06-18")
   client$request("ping")
   received <- client$stderr()
   expect_match(received[[1]], '"method":"initialize"', fixed = TRUE)
@@ -77,7 +77,7 @@ test_that("legacy versions shake hands and 2026-07-28 sends _meta with every req
 test_that("server requests get -32601 and notifications are kept", {
   skip_on_cran()
   skip_if_no_mcplite_child()
-  client <- local_mcp_client(mcp_fixture_server("raw-server.R"), env = child_env())
+  client <- checked_client(mcp_fixture_server("raw-server.R"), env = child_env())
   res <- client$call("chatty")
   # The server returns the line it got in answer to its sampling request.
   answer <- jsonlite::parse_json(res$content[[1]]$text)
@@ -131,7 +131,7 @@ test_that("timeouts are classed errors, cancel the request, and the client goes 
     'mcplite::mcp_server(nap)'
   ))
   release <- tempfile("nap-release-")
-  client <- local_mcp_client(slow, env = c(child_env(), NAP_RELEASE = release))
+  client <- checked_client(slow, env = c(child_env(), NAP_RELEASE = release))
   t0 <- Sys.time()
   expect_error(client$call("nap", list(s = 60), timeout = 0.3), class = "mcplite_error_client_timeout")
   expect_snapshot(error = TRUE, client$call("nap", list(s = 60), timeout = 0.25))
@@ -147,7 +147,7 @@ test_that("close() and local_mcp_client() stop and reap the server", {
   skip_if_no_mcplite_child()
   skip_if_no_proc()
   f <- function() {
-    client <- local_mcp_client(mcp_fixture_server(), env = child_env())
+    client <- checked_client(mcp_fixture_server(), env = child_env())
     expect_true(process_exists(client$pid))
     client$pid
   }
@@ -185,7 +185,7 @@ test_that("the child gets the environment and directory asked for", {
     'mcplite::mcp_server(info)'
   ))
   dir <- normalizePath(tempdir())
-  client <- local_mcp_client(script, env = c(child_env(), MCP_TEST_VAR = "set by the test"), cwd = dir)
+  client <- checked_client(script, env = c(child_env(), MCP_TEST_VAR = "set by the test"), cwd = dir)
   res <- client$call("info")$content[[1]]$text
   expect_equal(res, paste("set by the test", dir, sep = "|"))
 })
@@ -203,7 +203,7 @@ test_that("the transcript shows every line sent and received, in order", {
   expect_match(lines[[5]], '"arguments":{"x":1}', fixed = TRUE)
   expect_equal(client$transcript(), character())
   # Off by default.
-  client <- fixture_client()
+  client <- local_mcp_client(mcp_fixture_server(), env = child_env())
   client$tools()
   expect_equal(client$transcript(), character())
 })
@@ -211,7 +211,7 @@ test_that("the transcript shows every line sent and received, in order", {
 test_that("stdout lines that are not protocol messages are kept apart", {
   skip_on_cran()
   skip_if_no_mcplite_child()
-  client <- local_mcp_client(mcp_fixture_server("raw-server.R"), env = c(child_env(), RAW_BANNER = "1"))
+  client <- checked_client(mcp_fixture_server("raw-server.R"), env = c(child_env(), RAW_BANNER = "1"))
   expect_equal(client$call("junk")$content[[1]]$text, "ok")
   stray <- vapply(client$.state()$stray, function(s) s$text, "")
   expect_equal(stray, c("Welcome to R! (a banner that is not JSON-RPC)", "[1] \"printed by a tool\""))
@@ -223,7 +223,7 @@ test_that("the client drives the official example server from npm in every versi
   # The server is built on the TypeScript SDK 1.x: it negotiates the three
   # handshake versions and has no server/discover (2026-07-28).
   for (v in c("2025-11-25", "2025-06-18", "2024-11-05")) {
-    client <- local_mcp_client(command = bin, args = "stdio", protocol = v)
+    client <- checked_client(command = bin, args = "stdio", protocol = v, strict = FALSE)
     expect_equal(client$protocol, v)
     expect_equal(client$server_info$name, "mcp-servers/everything")
     tools <- client$tools()
@@ -245,7 +245,7 @@ test_that("the client drives the official example server from npm in every versi
     expect_equal(client$close(), 0L)
   }
   # It sends log notifications once asked to; the client keeps them.
-  client <- local_mcp_client(command = bin, args = "stdio")
+  client <- checked_client(command = bin, args = "stdio", strict = FALSE)
   client$call("toggle-simulated-logging")
   deadline <- Sys.time() + 20
   repeat {
@@ -295,7 +295,7 @@ test_that("results whose structured content breaks the output schema are refused
   skip_if_no_mcplite_child()
   script <- conformance_script()
   for (v in c("2025-11-25", "2025-06-18", "2026-07-28")) {
-    client <- local_mcp_client(script, env = child_env(), protocol = v)
+    client <- checked_client(script, env = child_env(), protocol = v)
     # Before a listing nothing is known of the schemas, as in the SDK.
     expect_equal(client$call("wrong_type")$structuredContent$total, "two")
     client$tools()
@@ -318,13 +318,13 @@ test_that("results whose structured content breaks the output schema are refused
     }
     client$close()
     # Turned off, results come as they are.
-    unchecked <- local_mcp_client(script, env = child_env(), protocol = v, check_output = FALSE)
+    unchecked <- checked_client(script, env = child_env(), protocol = v, check_output = FALSE)
     unchecked$tools()
     expect_equal(unchecked$call("wrong_type")$structuredContent$total, "two")
     unchecked$close()
   }
   # 2024-11-05 has no output schemas: nothing to check against.
-  old <- local_mcp_client(script, env = child_env(), protocol = "2024-11-05")
+  old <- checked_client(script, env = child_env(), protocol = "2024-11-05")
   old$tools()
   expect_equal(old$call("no_structured")$content[[1]]$text, "2")
 })

@@ -23,7 +23,7 @@ test_that("a conversion method that misbehaves is a tool error naming it, and th
     "  mcplite::tool(function(mode) oddtime(mode), 'time', name = 'time', arguments = list(mode = mcplite::type_string()))",
     "))"
   ))
-  client <- local_mcp_client(script, env = child_env())
+  client <- checked_client(script, env = child_env())
   text <- function(r) paste(vapply(r$content, function(b) b$text, ""), collapse = "\n")
   cases <- list(
     list("hms", "short", "as.character\\(\\) gave 0 strings for 3 values"),

@@ -159,3 +159,21 @@ test_that("mcp_by_id() tells string ids from numeric ones", {
   expect_equal(mcp_by_id(responses, "1")$result$n, "string")
   expect_failure(mcp_by_id(responses, 2L), "found 0")
 })
+
+test_that("a checked client fails the test on an answer the schema refuses and passes a valid exchange", {
+  skip_if_no_mcplite_child()
+  skip_if_not_installed("jsonlite")
+  tools <- tempfile(fileext = ".json")
+  # A tool without its inputSchema: the client takes it, the schema does not.
+  writeLines('[{"name":"echo","description":"Echo."}]', tools)
+  broken <- function() {
+    client <- checked_client(mcp_fixture_server("raw-server.R"), env = c(child_env(), RAW_TOOLS = tools))
+    client$tools()
+  }
+  expect_failure(broken(), "inputSchema")
+  client <- checked_client(mcp_fixture_server("raw-server.R"), env = child_env())
+  client$tools()
+  client$call("echo", list(x = 1))
+  # Everything so far: the handshake (3 lines), the listing and the call (2 each).
+  expect_equal(expect_valid_transcript(client), 7L)
+})

@@ -95,7 +95,7 @@ test_that("a tool can return a plot", {
     "mcplite::mcp_server(hist_tool)"
   ))
   for (v in c("2024-11-05", "2026-07-28")) {
-    client <- local_mcp_client(script, env = child_env(), protocol = v)
+    client <- checked_client(script, env = child_env(), protocol = v)
     res <- client$call("histogram", list(n = 20))
     validate_last(client, "CallToolResult")
     expect_equal(res$content[[2]]$type, "image")

@@ -593,7 +593,7 @@ test_that("a script that cannot open a file on a worker says which file", {
     "if (mirai::on_daemon()) source('no-such-helpers.R')",
     "mcplite::mcp_server(list(mcplite::tool(function() 'ok', 'Answer ok.', name = 'ping')), workers = 1)"
   ))
-  client <- local_mcp_client(script, env = child_env())
+  client <- checked_client(script, env = child_env())
   res <- client$call("ping")
   expect_true(res$isError)
   text <- res$content[[1]]$text

@@ -144,11 +144,13 @@ sleep_running <- function(pid) {
 # when the calling test ends: requests as the client's, answers by the method
 # of their request (`strict`: no member the version lacks), notifications by
 # method. So a bug the client and the server share cannot pass unseen.
+# `pure`: a line on the server's stdout that is not a JSON-RPC message fails
+# the test (the client itself only sets such lines apart).
 # expect_valid_transcript() checks what was exchanged so far at any point.
-checked_client <- function(..., strict = TRUE, .local_envir = parent.frame()) {
+checked_client <- function(..., strict = TRUE, pure = TRUE, .local_envir = parent.frame()) {
   client <- local_mcp_client(..., transcript = TRUE, .local_envir = .local_envir)
   # Put first among the frame's exit handlers: it runs while the client is open.
-  check <- bquote(expect_valid_transcript(.(client), strict = .(strict)))
+  check <- bquote(expect_valid_transcript(.(client), strict = .(strict), pure = .(pure)))
   do.call(base::on.exit, list(check, TRUE, FALSE), envir = .local_envir)
   client
 }
@@ -169,12 +171,13 @@ transcript_state <- new.env(parent = emptyenv())
 
 # Validate the lines exchanged since the previous check (the client's
 # $transcript()). Requests whose answer comes later are remembered.
-expect_valid_transcript <- function(client, strict = TRUE) {
+expect_valid_transcript <- function(client, strict = TRUE, pure = TRUE) {
   lines <- client$transcript()
   key <- as.character(client$pid)
   methods <- transcript_state[[key]]
   if (is.null(methods)) methods <- list()
   messages <- list()
+  stray <- character()
   defs <- character()
   strictness <- logical()
   for (line in lines) {
@@ -182,8 +185,11 @@ expect_valid_transcript <- function(client, strict = TRUE) {
     json <- substr(line, 4, nchar(line))
     msg <- tryCatch(jsonlite::parse_json(json), error = function(e) NULL)
     if (!is.list(msg) || !identical(msg$jsonrpc, "2.0")) {
-      # Not a protocol message: the client set it apart (check_output).
-      if (sent) testthat::fail(paste("the client sent a line that is not JSON-RPC:", substr(json, 1, 200)))
+      # Not a protocol message: the client set it apart.
+      if (sent || pure) {
+        stray <- c(stray, sprintf("the %s a line that is not JSON-RPC: %s", if (sent) "client sent" else "server wrote",
+                                  encodeString(substr(json, 1, 200), quote = "'")))
+      }
       next
     }
     id <- if (is.null(msg$id)) NA_character_ else jsonlite::toJSON(msg$id, auto_unbox = TRUE, digits = NA)
@@ -200,6 +206,9 @@ expect_valid_transcript <- function(client, strict = TRUE) {
     strictness <- c(strictness, strict && is.null(msg$method))
   }
   transcript_state[[key]] <- methods
-  if (length(messages)) mcp_validate(messages, client$protocol, defs, strict = strictness)
+  if (length(messages) || length(stray)) {
+    failures <- c(stray, mcp_validation_failures(messages, client$protocol, defs, strictness))
+    testthat::expect(length(failures) == 0, paste(c("the exchange is not valid MCP:", failures), collapse = "\n"))
+  }
   invisible(length(messages))
 }

@@ -379,6 +379,13 @@ mcp_message_json <- function(msg) {
 # schema validation cannot see.
 mcp_validate <- function(responses, version, def = NA, strict = TRUE) {
   if (!is.null(names(responses)) && "jsonrpc" %in% names(responses)) responses <- list(responses)
+  failures <- mcp_validation_failures(responses, version, def, strict)
+  testthat::expect(length(failures) == 0, paste(c("schema validation failed:", failures), collapse = "\n"))
+  invisible(responses)
+}
+
+# What mcp_validate() reports: one text per message the validator refused.
+mcp_validation_failures <- function(responses, version, def = NA, strict = TRUE) {
   def <- rep_len(def, length(responses))
   strict <- rep_len(strict, length(responses))
   failures <- character()
@@ -392,8 +399,7 @@ mcp_validate <- function(responses, version, def = NA, strict = TRUE) {
       ))
     }
   }
-  testthat::expect(length(failures) == 0, paste(c("schema validation failed:", failures), collapse = "\n"))
-  invisible(responses)
+  failures
 }
 
 # The one response whose id equals `id` (compared as JSON text, so "1" and 1

@@ -211,7 +211,7 @@ test_that("the transcript shows every line sent and received, in order", {
 test_that("stdout lines that are not protocol messages are kept apart", {
   skip_on_cran()
   skip_if_no_mcplite_child()
-  client <- checked_client(mcp_fixture_server("raw-server.R"), env = c(child_env(), RAW_BANNER = "1"))
+  client <- checked_client(mcp_fixture_server("raw-server.R"), env = c(child_env(), RAW_BANNER = "1"), pure = FALSE)
   expect_equal(client$call("junk")$content[[1]]$text, "ok")
   stray <- vapply(client$.state()$stray, function(s) s$text, "")
   expect_equal(stray, c("Welcome to R! (a banner that is not JSON-RPC)", "[1] \"printed by a tool\""))

@@ -304,32 +304,24 @@ test_that("ellmer content reaches clients of every version as MCP blocks or a to
     "plain <- tool(function() ellmer::ContentText('from an mcplite tool'), 'Text.', name = 'plain')",
     "mcp_server(list(plot_like, wrapped, failing, remote, plain))"
   )
+  script <- server_script(code)
   for (v in all_versions) {
-    calls <- list(c("plot_like", "{}"), c("wrapped", '{"x":21}'), c("failing", "{}"), c("remote", "{}"), c("plain", "{}"))
-    lines <- if (v == "2026-07-28") {
-      vapply(seq_along(calls), function(i) modern_call(i, calls[[i]][1], calls[[i]][2]), "")
-    } else {
-      c(initialize_line(v), vapply(seq_along(calls), function(i) legacy_call(i, calls[[i]][1], calls[[i]][2]), ""))
-    }
-    out <- mcp_exchange(lines, server = code)
-    r <- out$responses
-    expect_length(r, length(lines))
-    mcp_validate(r, v, c(if (v != "2026-07-28") "InitializeResult", rep("CallToolResult", 5)))
-    plot <- mcp_by_id(r, 1)$result
+    client <- checked_client(script, env = child_env(), protocol = v)
+    plot <- client$call("plot_like")
     expect_identical(plot$content, list(
       list(type = "text", text = "A square:"),
       list(type = "image", data = "iVBORw0KGgo=", mimeType = "image/png")
     ))
     expect_false(isTRUE(plot$isError))
-    expect_identical(first_text(mcp_by_id(r, 2)), "42")
-    failing <- mcp_by_id(r, 3)$result
+    expect_identical(client$call("wrapped", list(x = 21))$content[[1]]$text, "42")
+    failing <- client$call("failing")
     expect_true(failing$isError)
     expect_identical(failing$content[[1]]$text, "no data for that day")
-    remote <- mcp_by_id(r, 4)$result
+    remote <- client$call("remote")
     expect_true(remote$isError)
     expect_match(remote$content[[1]]$text, "<ellmer::ContentImageRemote>", fixed = TRUE)
     expect_match(remote$content[[1]]$text, "content_image(", fixed = TRUE)
-    expect_identical(first_text(mcp_by_id(r, 5)), "from an mcplite tool")
+    expect_identical(client$call("plain")$content[[1]]$text, "from an mcplite tool")
   }
 })
 

@@ -160,7 +160,7 @@ test_that("mcp_by_id() tells string ids from numeric ones", {
   expect_failure(mcp_by_id(responses, 2L), "found 0")
 })
 
-test_that("a checked client fails the test on an answer the schema refuses and passes a valid exchange", {
+test_that("a checked client fails the test on an answer the schema refuses or a stray stdout line, and passes a valid exchange", {
   skip_if_no_mcplite_child()
   skip_if_not_installed("jsonlite")
   tools <- tempfile(fileext = ".json")
@@ -171,6 +171,12 @@ test_that("a checked client fails the test on an answer the schema refuses and p
     client$tools()
   }
   expect_failure(broken(), "inputSchema")
+  # A line on stdout that is not a protocol message.
+  banner <- function() {
+    client <- checked_client(mcp_fixture_server("raw-server.R"), env = c(child_env(), RAW_BANNER = "1"))
+    client$tools()
+  }
+  expect_failure(banner(), "server wrote a line that is not JSON-RPC: 'Welcome")
   client <- checked_client(mcp_fixture_server("raw-server.R"), env = child_env())
   client$tools()
   client$call("echo", list(x = 1))

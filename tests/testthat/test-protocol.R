@@ -6,32 +6,25 @@ skip_on_cran()
 skip_if_not_installed("processx")
 skip_if_not_installed("jsonlite")
 
+# The protocol for well-formed traffic is driven with mcp_client(), whose
+# every exchanged line is validated (checked_client()); hand-written lines
+# remain where the bytes themselves are the point.
+
 test_that("each legacy version: handshake, listing, calls and ping validate against its schema", {
   skip_if_no_mcplite_child()
   for (v in legacy_versions) {
-    out <- mcp_exchange(c(
-      initialize_line(v),
-      initialized_line(),
-      rpc(1, "tools/list"),
-      legacy_call(2, "add", '{"a":1,"b":2.5}'),
-      legacy_call(3, "stats"),
-      legacy_call(4, "annotated"),
-      rpc(5, "ping")
-    ), server = protocol_server())
-    expect_identical(out$status, 0L)
-    r <- out$responses
-    expect_length(r, 6)
-    mcp_validate(r, v, c("InitializeResult", "ListToolsResult", "CallToolResult",
-                         "CallToolResult", "CallToolResult", "EmptyResult"))
-    init <- mcp_by_id(r, 0)$result
-    expect_identical(init$protocolVersion, v)
-    expect_identical(init$capabilities, list(tools = list(listChanged = FALSE)))
-    expect_identical(init$serverInfo$name, "mcplite")
+    client <- checked_client(protocol_server(), env = child_env(), protocol = v)
+    expect_identical(client$protocol, v)
+    expect_identical(client$capabilities, list(tools = list(listChanged = FALSE)))
+    expect_identical(client$server_info$name, "mcplite")
     # 2024-11-05's schema allows instructions; CRAN mcplite leaves them out there.
-    expect_identical(init$instructions, if (v == "2024-11-05") NULL else "Protocol fixture.")
-    expect_identical(first_text(mcp_by_id(r, 2)), "3.5")
-    expect_identical(mcp_by_id(r, 5)$result, setNames(list(), character()))
-    tools <- mcp_by_id(r, 1)$result$tools
+    expect_identical(client$instructions, if (v == "2024-11-05") NULL else "Protocol fixture.")
+    tools <- client$tools()
+    expect_identical(client$call("add", list(a = 1, b = 2.5))$content[[1]]$text, "3.5")
+    expect_false(isTRUE(client$call("stats")$isError))
+    expect_false(isTRUE(client$call("annotated")$isError))
+    expect_identical(client$request("ping"), setNames(list(), character()))
+    expect_identical(client$close(), 0L)
     expect_identical(vapply(tools, `[[`, "", "name")[1:3], c("add", "speak", "link"))
     add <- tools[[1]]
     expect_identical(add$inputSchema$required, list("a", "b"))
@@ -222,11 +215,9 @@ test_that("arguments: objects are named lists, arrays lists, null NULL, names ex
 test_that("2024-11-05 contains audio and resource links as tool errors; later versions carry them", {
   skip_if_no_mcplite_child()
   for (v in legacy_versions) {
-    out <- mcp_exchange(c(initialize_line(v), legacy_call(1, "speak"), legacy_call(2, "link")),
-                        server = protocol_server())
-    mcp_validate(out$responses, v, c("InitializeResult", "CallToolResult", "CallToolResult"))
-    speak <- mcp_by_id(out$responses, 1)$result
-    link <- mcp_by_id(out$responses, 2)$result
+    client <- checked_client(protocol_server(), env = child_env(), protocol = v)
+    speak <- client$call("speak")
+    link <- client$call("link")
     if (v == "2024-11-05") {
       expect_true(speak$isError)
       expect_identical(speak$content[[1]]$type, "text")
@@ -244,21 +235,14 @@ test_that("2024-11-05 contains audio and resource links as tool errors; later ve
 test_that("structured content and output schemas are projected per version; text stays", {
   skip_if_no_mcplite_child()
   for (v in all_versions) {
-    lines <- if (v == "2026-07-28") {
-      c(modern(1, "tools/list"), modern_call(2, "rows"), modern_call(3, "stats"))
-    } else {
-      c(initialize_line(v, 0), rpc(1, "tools/list"), legacy_call(2, "rows"), legacy_call(3, "stats"))
-    }
-    out <- mcp_exchange(lines, server = protocol_server())
-    r <- out$responses
-    mcp_validate(r, v)
-    tools <- mcp_by_id(r, 1)$result$tools
+    client <- checked_client(protocol_server(), env = child_env(), protocol = v)
+    tools <- client$tools()
     by_name <- setNames(tools, vapply(tools, `[[`, "", "name"))
     expect_true("rows" %in% names(by_name))
-    rows <- mcp_by_id(r, 2)$result
-    stats <- mcp_by_id(r, 3)$result
-    expect_identical(first_text(mcp_by_id(r, 2)), '[{"a":1},{"a":2}]')
-    expect_identical(first_text(mcp_by_id(r, 3)), '{"n":3,"mean":2.5}')
+    rows <- client$call("rows")
+    stats <- client$call("stats")
+    expect_identical(rows$content[[1]]$text, '[{"a":1},{"a":2}]')
+    expect_identical(stats$content[[1]]$text, '{"n":3,"mean":2.5}')
     if (v == "2026-07-28") {
       expect_false(is.null(by_name$rows$outputSchema))
       expect_false(is.null(rows$structuredContent))
@@ -279,17 +263,15 @@ test_that("structured content and output schemas are projected per version; text
 test_that("annotations and metadata: lastModified and block _meta only where the version has them", {
   skip_if_no_mcplite_child()
   for (v in legacy_versions) {
-    out <- mcp_exchange(c(initialize_line(v), legacy_call(1, "annotated"), rpc(2, "tools/list")),
-                        server = protocol_server())
-    res <- mcp_by_id(out$responses, 1)$result
-    mcp_validate(out$responses, v, c("InitializeResult", "CallToolResult", "ListToolsResult"))
+    client <- checked_client(protocol_server(), env = child_env(), protocol = v)
+    res <- client$call("annotated")
     block <- res$content[[1]]
     expect_identical(block$annotations$audience, list("user"))
     expect_identical(block$annotations$priority, 0.5)
     expect_identical(res$`_meta`$trace, "abc")
     expect_identical(res$content[[2]]$resource$text, "hello")
     expect_identical(res$content[[2]]$resource$mimeType, "text/plain")
-    tools <- mcp_by_id(out$responses, 2)$result$tools
+    tools <- client$tools()
     annotated <- Filter(function(t) t$name == "annotated", tools)[[1]]
     if (v == "2024-11-05") {
       expect_null(block$annotations$lastModified)

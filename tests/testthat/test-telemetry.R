@@ -189,6 +189,52 @@ test_that("OTLP/HTTP exporter sends protobuf by default and JSON when asked, to 
   }
 })
 
+# A library holding a package named mirai, recent enough for mcplite, whose
+# daemons() fails: workers that cannot start, as with a broken mirai install.
+failing_mirai_library <- function() {
+  src <- file.path(tempfile("fake-mirai-"), "mirai")
+  dir.create(file.path(src, "R"), recursive = TRUE)
+  writeLines(c("Package: mirai", "Version: 99.0.0", "Title: Starts No Daemons",
+               "Description: A test double for a broken install.", "License: MIT",
+               "Authors@R: person('Test', 'Double', email = 't@example.com', role = c('aut', 'cre'))"),
+             file.path(src, "DESCRIPTION"))
+  writeLines("export(daemons)", file.path(src, "NAMESPACE"))
+  writeLines('daemons <- function(...) stop("this mirai starts no daemons")', file.path(src, "R", "mirai.R"))
+  lib <- tempfile("fake-mirai-lib-")
+  dir.create(lib)
+  res <- processx::run(file.path(R.home("bin"), "R"), c("CMD", "INSTALL", "--no-test-load", "-l", lib, src),
+                       error_on_status = FALSE)
+  if (res$status != 0) stop("installing the failing mirai: ", res$stderr)
+  lib
+}
+
+test_that("when the workers fail to start, the server says why and shuts telemetry down (the start span is exported)", {
+  skip_if_no_mcplite_child()
+  rx <- start_receiver()
+  on.exit(rx$process$kill(), add = TRUE)
+  lib <- failing_mirai_library()
+  script <- server_script("mcplite::mcp_server(mcplite::tool(function() 1, 'One.', name = 'one'), workers = 1)")
+  # Spans leave a batch only when it is flushed: at shutdown, never on the
+  # schedule (an hour).
+  env <- c(R_LIBS = paste(lib, mcp_child_libs(), sep = .Platform$path.sep), OTEL_R_TRACES_EXPORTER = "otlp",
+           OTEL_EXPORTER_OTLP_ENDPOINT = rx$endpoint, OTEL_EXPORTER_OTLP_PROTOCOL = "http/json",
+           OTEL_BSP_SCHEDULE_DELAY = "3600000")
+  res <- processx::run(mcp_rscript(), c("--vanilla", script), env = c("current", env), error_on_status = FALSE,
+                       timeout = 60)
+  expect_false(res$status == 0)
+  expect_identical(res$stdout, "")
+  expect_match(res$stderr, "The MCP server stopped: cannot start the workers: this mirai starts no daemons", fixed = TRUE)
+  deadline <- Sys.time() + 10
+  while (!length(readLines(rx$file, warn = FALSE)) && Sys.time() < deadline) Sys.sleep(0.02)
+  bodies <- vapply(lapply(readLines(rx$file, warn = FALSE), jsonlite::parse_json),
+                   function(r) rawToChar(jsonlite::base64_dec(r$body)), "")
+  spans <- spans_from_json_lines(bodies)
+  expect_identical(vapply(spans, `[[`, "", "name"), "start workers")
+  expect_identical(span_attr(spans[[1]], "error.type"), "workers_start")
+  expect_identical(as.integer(spans[[1]]$status$code), 2L)
+  expect_match(spans[[1]]$status$message, "this mirai starts no daemons", fixed = TRUE)
+})
+
 test_that("an unreachable OTLP endpoint never blocks or breaks request handling", {
   skip_if_no_mcplite_child()
   started <- Sys.time()

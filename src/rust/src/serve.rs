@@ -180,14 +180,20 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
         // Daemons start only now, with the guard in place: they inherit a
         // null standard input and standard error as their standard output,
         // and never the protocol pipes (close-on-exec).
+        let starting = traced.telemetry.begin_workers_start();
         match WorkerHost::start(&workers) {
             Ok(mut host) => {
+                traced.telemetry.end_workers_start(starting, None);
                 let ending = serve(input, guard.output(), &mut server, &mut host, &mut traced.telemetry);
                 host.stop();
                 ending
             }
-            // `traced`, `signals` and `guard` are released on the way out.
-            Err(e) => return Err(e),
+            Err(e) => {
+                traced.telemetry.end_workers_start(starting, Some(&e));
+                // `traced` (its spans exported), `signals` and `guard` are
+                // released on the way out.
+                return Err(e);
+            }
         }
     };
     // The reader goes before the guard puts descriptors 0 and 1 back.

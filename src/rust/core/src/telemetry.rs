@@ -405,6 +405,24 @@ impl Telemetry {
         }
     }
 
+    /// Open the span of starting the workers (a root span): what a cold start
+    /// spends on its daemons, and why serving never began if they failed.
+    pub fn begin_workers_start(&self) -> Span {
+        let Some(active) = self.active.as_ref() else { return Span(None) };
+        let span = active.tracer.span_builder("start workers").with_kind(SpanKind::Internal).start(&active.tracer);
+        Span(Some(Context::new().with_span(span)))
+    }
+
+    /// Close it, with the reason as an error status when the start failed.
+    pub fn end_workers_start(&mut self, span: Span, failure: Option<&str>) {
+        let Some(cx) = span.0 else { return };
+        if let Some(reason) = failure {
+            cx.span().set_attribute(KeyValue::new("error.type", "workers_start"));
+            cx.span().set_status(Status::error(reason.to_string()));
+        }
+        cx.span().end();
+    }
+
     /// Export what is pending and stop, within [`SHUTDOWN_BUDGET`] whatever
     /// the exporter does: a collector that never answers must not keep the
     /// process alive after its last answer.

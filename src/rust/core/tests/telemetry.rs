@@ -167,3 +167,23 @@ fn a_worker_call_span_joins_the_server_span() {
     assert!(root["parentSpanId"].as_str().unwrap_or("").is_empty(), "a malformed traceparent makes a root");
     assert_ne!(root["status"]["code"], json!(2));
 }
+
+#[test]
+fn starting_workers_is_a_root_span_with_the_reason_when_it_failed() {
+    let (mut telemetry, buf) = buffered();
+    let ok = telemetry.begin_workers_start();
+    telemetry.end_workers_start(ok, None);
+    let failed = telemetry.begin_workers_start();
+    telemetry.end_workers_start(failed, Some("cannot start the workers: no daemons"));
+    telemetry.shutdown();
+    let spans = spans_in(&buf);
+    assert_eq!(spans.len(), 2);
+    for span in &spans {
+        assert_eq!(span["name"], json!("start workers"));
+        assert_eq!(span["parentSpanId"], json!(""), "a root span: {span}");
+    }
+    assert_eq!(attr(&spans[0], "error.type"), None);
+    assert_eq!(attr(&spans[1], "error.type").as_deref(), Some("workers_start"));
+    assert_eq!(spans[1]["status"]["code"], json!(2));
+    assert_eq!(spans[1]["status"]["message"], json!("cannot start the workers: no daemons"));
+}

@@ -171,7 +171,8 @@
 #' **End of input.** When the client closes standard input, calls still
 #' running are given up to 10 seconds to finish and are answered; calls still
 #' running after that are cancelled and answered with a tool error saying the
-#' server stopped, then the server returns.
+#' server stopped, then the server returns. While it waits, one line on
+#' standard error (the client's log) says how many calls it waits for.
 #'
 #' **Daemons the script starts.** Processes started before `mcp_server()`
 #' takes over standard input and output inherit them, and daemons are no
@@ -244,7 +245,8 @@
 #' mcplite starts inherit the server's environment; remote daemons need
 #' them set where they run) and exports a span named
 #' `execute_tool <tool name>`, a child of the server's span, with the tool's
-#' own otel spans inside it.
+#' own otel spans inside it. Starting the workers is a root span,
+#' `start workers`; when they cannot start, its error status gives the reason.
 #'
 #' @param tools A tool made with [tool()] or [ellmer::tool()], or a list of
 #'   them. Tool names must be unique.

@@ -26,14 +26,7 @@ fn run_with(lines: &[&str], host: &mut TestHost) -> Vec<Value> {
     let input = lines.join("\n");
     let mut out = Vec::new();
     let input = std::io::BufReader::new(Watched::new(std::io::Cursor::new(input.into_bytes()), host));
-    let ending = serve(
-        input,
-        &mut out,
-        &mut server,
-        host,
-        &mut Telemetry::from_provider(None),
-    )
-    .unwrap();
+    let ending = serve(input, &mut out, &mut server, host, &mut Telemetry::from_provider(None)).unwrap();
     assert_eq!(ending, Ending::EndOfInput);
     let text = String::from_utf8(out).unwrap();
     assert!(text.is_empty() || text.ends_with('\n'));

@@ -12,27 +12,30 @@ trap 'rm -rf "$out"' EXIT
 passed=0 failed=0 skipped=0 status=0
 
 echo "== cargo test (Rust core, no R)"
+start=$SECONDS
 tools/cargo.sh test -p mcplite-core 2>&1 | tee "$out/cargo.log" | grep -E "^test result|panicked|FAILED" || true
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 p=$(grep -Eo '[0-9]+ passed' "$out/cargo.log" | awk '{s+=$1} END {print s+0}')
 f=$(grep -Eo '[0-9]+ failed' "$out/cargo.log" | awk '{s+=$1} END {print s+0}')
 grep -q "test result" "$out/cargo.log" || { f=$((f + 1)); status=1; }
-echo "cargo: $p passed, $f failed"
+echo "cargo: $p passed, $f failed ($((SECONDS - start)) s)"
 passed=$((passed + p)); failed=$((failed + f))
 
 if [ -x tests/node/run.sh ]; then
   echo "== node --test (official MCP clients)"
+  start=$SECONDS
   tests/node/run.sh >"$out/node.log" 2>&1
   [ $? -eq 0 ] || status=1
   grep -E "^# (tests|pass|fail|skipped)|^not ok" "$out/node.log" || tail -20 "$out/node.log"
   p=$(awk '/^# pass /{s+=$3} END {print s+0}' "$out/node.log")
   f=$(awk '/^# fail /{s+=$3} END {print s+0}' "$out/node.log")
   grep -q "^# pass" "$out/node.log" || { f=$((f + 1)); status=1; }
-  echo "node: $p passed, $f failed"
+  echo "node: $p passed, $f failed ($((SECONDS - start)) s)"
   passed=$((passed + p)); failed=$((failed + f))
 fi
 
 echo "== testthat (installed package)"
+start=$SECONDS
 # CRAN mcplite 0.2.0 for the interop test, installed there by tools/install.sh.
 # Tests that drive the npm example server fail here, rather than skip, when
 # it is missing (see tests/testthat/helper-client.R).
@@ -54,6 +57,7 @@ cat(sprintf("testthat time: %.0f s; slowest files: %s\n", sum(secs),
 cat(sprintf("testthat: %d passed, %d failed, %d skipped\n",
             counts[["passed"]], counts[["failed"]], counts[["skipped"]]))
 RS
+echo "testthat wall time: $((SECONDS - start)) s"
 if [ -f "$out/testthat.counts" ]; then
   mapfile -t c <"$out/testthat.counts"
   passed=$((passed + ${c[0]})); failed=$((failed + ${c[1]})); skipped=$((skipped + ${c[2]}))
@@ -63,5 +67,5 @@ else
 fi
 
 [ "$failed" -eq 0 ] || status=1
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed, $skipped skipped (${SECONDS} s)"
 exit $status

@@ -357,14 +357,14 @@ fn hex4_at(b: &[u8], at: usize) -> Option<u32> {
     Some(v)
 }
 
-/// The end of a string body that is not kept, from `i` (in the string, at
-/// or before its first backslash); `start` is the opening quote. The
+/// The end of a string body that is not kept, from `i`, the stop
+/// [`skip_plain`] found in it (its first backslash: read at once, not scanned
+/// for again); `start` is the opening quote. The
 /// decoding path's checks, without decoding; in `compact` text a lone
 /// surrogate escape is an error (the text is passed on as it is, and some
 /// readers refuse it), where a client's message reads it as U+FFFD.
 fn skip_escaped(b: &[u8], mut i: usize, start: usize, compact: bool) -> Result<usize, ParseError> {
     loop {
-        i = skip_plain(b, i);
         match b.get(i) {
             None => return Err(err(start, "unterminated string")),
             Some(b'"') => return Ok(i + 1),
@@ -388,6 +388,7 @@ fn skip_escaped(b: &[u8], mut i: usize, start: usize, compact: bool) -> Result<u
             },
             Some(_) => return Err(err(i, "raw control character in a string")),
         }
+        i = skip_plain(b, i);
     }
 }
 

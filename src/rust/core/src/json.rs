@@ -100,7 +100,7 @@ impl Doc {
         if let Err(e) = std::str::from_utf8(&line) {
             return Err((ParseError::NotUtf8 { at: e.valid_up_to() }, line));
         }
-        match Parser::new(&line).run() {
+        match Parser::<false>::new(&line).run() {
             Ok((nodes, arena)) => Ok(Doc { line, arena, nodes }),
             Err(e) => Err((e, line)),
         }
@@ -357,14 +357,14 @@ fn hex4_at(b: &[u8], at: usize) -> Option<u32> {
     Some(v)
 }
 
-/// The end of a string body that is not kept, from `i` (in the string, at
-/// or before its first backslash); `start` is the opening quote. The
+/// The end of a string body that is not kept, from `i`, the stop
+/// [`skip_plain`] found in it (its first backslash: read at once, not scanned
+/// for again); `start` is the opening quote. The
 /// decoding path's checks, without decoding; in `compact` text a lone
 /// surrogate escape is an error (the text is passed on as it is, and some
 /// readers refuse it), where a client's message reads it as U+FFFD.
 fn skip_escaped(b: &[u8], mut i: usize, start: usize, compact: bool) -> Result<usize, ParseError> {
     loop {
-        i = skip_plain(b, i);
         match b.get(i) {
             None => return Err(err(start, "unterminated string")),
             Some(b'"') => return Ok(i + 1),
@@ -388,6 +388,7 @@ fn skip_escaped(b: &[u8], mut i: usize, start: usize, compact: bool) -> Result<u
             },
             Some(_) => return Err(err(i, "raw control character in a string")),
         }
+        i = skip_plain(b, i);
     }
 }
 
@@ -401,8 +402,8 @@ pub fn check_compact(bytes: &[u8], max_depth: usize) -> Result<(), ParseError> {
         return Err(ParseError::TooLarge);
     }
     std::str::from_utf8(bytes).map_err(|e| ParseError::NotUtf8 { at: e.valid_up_to() })?;
-    let mut p = Parser::new(bytes);
-    p.compact = Some(max_depth);
+    let mut p = Parser::<true>::new(bytes);
+    p.limit = max_depth;
     p.run().map(|_| ())
 }
 
@@ -412,25 +413,14 @@ struct Open {
     object: bool,
 }
 
-/// What the parser expects next.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Expect {
-    /// A value (top level, after `:` or after `,` in an array).
-    Value,
-    /// A value or `]` (right after `[`).
-    ValueOrClose,
-    /// A key or `}` (right after `{`).
-    KeyOrClose,
-    /// A key (after `,` in an object).
-    Key,
-    /// `:` after a key.
-    Colon,
-    /// `,` or the closing bracket, or the end of input at top level.
-    Next,
-}
-
-struct Parser<'a> {
+/// The reader. `COMPACT`: checking compact JSON ([`check_compact`]); nothing
+/// is kept (every container is read as deep), whitespace outside strings and
+/// lone surrogate escapes are errors. A const parameter, so that the check is
+/// the same code compiled without the keeping mode's work.
+struct Parser<'a, const COMPACT: bool> {
     b: &'a [u8],
+    /// The position while a string is decoded into the arena (elsewhere
+    /// positions are passed and returned, so they stay in registers).
     pos: usize,
     nodes: Vec<Node>,
     arena: Vec<u8>,
@@ -440,49 +430,66 @@ struct Parser<'a> {
     deep: Vec<u64>,
     deep_len: usize,
     deep_node: u32,
-    /// Checking compact JSON ([`check_compact`]): the depth limit. Nothing is
-    /// kept (every container is read as deep), whitespace outside strings and
-    /// lone surrogate escapes are errors.
-    compact: Option<usize>,
+    /// Compact mode's depth limit.
+    limit: usize,
 }
 
 fn err(at: usize, what: &'static str) -> ParseError {
     ParseError::Syntax { at, what }
 }
 
-impl<'a> Parser<'a> {
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl<'a, const COMPACT: bool> Parser<'a, COMPACT> {
     fn new(b: &'a [u8]) -> Self {
         Parser {
             b,
             pos: 0,
-            nodes: Vec::with_capacity(16),
+            nodes: if COMPACT { Vec::new() } else { Vec::with_capacity(16) },
             arena: Vec::new(),
             open: Vec::new(),
             deep: Vec::new(),
             deep_len: 0,
             deep_node: 0,
-            compact: None,
+            limit: usize::MAX,
         }
     }
 
-    fn skip_ws(&mut self) {
-        while let Some(&c) = self.b.get(self.pos) {
-            if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
-                self.pos += 1;
-            } else {
-                break;
+    /// Where the next token starts, from `at`. Compact text has no
+    /// whitespace to skip; where it stands instead of a token,
+    /// [`Self::unexpected`] names it.
+    #[inline(always)]
+    fn ws(&self, mut at: usize) -> usize {
+        if !COMPACT {
+            while self.b.get(at).is_some_and(|&c| is_ws(c)) {
+                at += 1;
             }
         }
+        at
     }
 
-    #[inline]
+    /// The error for what stands at `at` where the grammar wants `what`.
+    #[cold]
+    fn unexpected(&self, at: usize, what: &'static str) -> ParseError {
+        match self.b.get(at) {
+            None => err(at, "unexpected end of input"),
+            Some(&c) if COMPACT && is_ws(c) => err(at, "whitespace outside a string (compact JSON has none)"),
+            Some(_) => err(at, what),
+        }
+    }
+
+    /// Nothing is kept here: compact mode, or below the depth limit.
+    #[inline(always)]
     fn in_deep(&self) -> bool {
-        self.deep_len > 0
+        COMPACT || self.deep_len > 0
     }
 
+    /// Whether the innermost open container is an object (`None` at top level).
     #[inline]
     fn top_is_object(&self) -> Option<bool> {
-        if self.in_deep() {
+        if self.deep_len > 0 {
             let i = self.deep_len - 1;
             return Some(self.deep[i / 64] >> (i % 64) & 1 == 1);
         }
@@ -508,149 +515,103 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// One loop over values: each value's arm is followed at once by what may
+    /// come after it (a comma, closing brackets, the end), so no state is
+    /// dispatched on between tokens.
     fn run(mut self) -> Result<(Vec<Node>, Vec<u8>), ParseError> {
-        let mut expect = Expect::Value;
-        loop {
-            if self.compact.is_none() {
-                self.skip_ws();
-            } else if self.b.get(self.pos).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
-                return Err(err(self.pos, "whitespace outside a string (compact JSON has none)"));
-            }
-            let at = self.pos;
-            let Some(&c) = self.b.get(at) else {
-                return if expect == Expect::Next && self.open.is_empty() && !self.in_deep() {
-                    Ok((self.nodes, self.arena))
-                } else if self.nodes.is_empty() {
-                    Err(err(at, "no JSON value"))
-                } else {
-                    Err(err(at, "unexpected end of input"))
-                };
+        let b = self.b;
+        // Whether the innermost open container is an object (`None` at top level).
+        let mut object: Option<bool> = None;
+        let mut pos = self.ws(0);
+        'value: loop {
+            // A value starts at `pos`.
+            let Some(&c) = b.get(pos) else {
+                return Err(err(pos, if object.is_none() { "no JSON value" } else { "unexpected end of input" }));
             };
-            match expect {
-                Expect::Colon => {
-                    if c != b':' {
-                        return Err(err(at, "expected ':' after an object key"));
+            match c {
+                b'{' | b'[' => {
+                    let obj = c == b'{';
+                    self.open_container(obj, pos)?;
+                    object = Some(obj);
+                    pos = self.ws(pos + 1);
+                    if b.get(pos) != Some(if obj { &b'}' } else { &b']' }) {
+                        if obj {
+                            pos = self.key(pos)?;
+                        }
+                        continue 'value;
                     }
-                    self.pos += 1;
-                    expect = Expect::Value;
+                    // Empty: closed below, as after any value.
                 }
-                Expect::Next => {
-                    let object = match self.top_is_object() {
-                        None => return Err(err(at, "unexpected data after the JSON value")),
-                        Some(o) => o,
-                    };
-                    match c {
-                        b',' => {
-                            self.pos += 1;
-                            expect = if !object {
-                                Expect::Value
-                            } else if self.b.get(self.pos) == Some(&b'"') {
-                                // The usual next key, read at once.
-                                self.key()?
-                            } else {
-                                Expect::Key
-                            };
-                        }
-                        b']' if !object => {
-                            self.pos += 1;
-                            self.close(at);
-                            expect = Expect::Next;
-                        }
-                        b'}' if object => {
-                            self.pos += 1;
-                            self.close(at);
-                            expect = Expect::Next;
-                        }
-                        _ => {
-                            return Err(err(
-                                at,
-                                if object {
-                                    "expected ',' or '}' in an object"
-                                } else {
-                                    "expected ',' or ']' in an array"
-                                },
-                            ))
-                        }
-                    }
+                b'"' => {
+                    pos = self.string(pos)?;
+                    self.completed();
                 }
-                Expect::KeyOrClose | Expect::Key => {
-                    if c == b'}' && expect == Expect::KeyOrClose {
-                        self.pos += 1;
-                        self.close(at);
-                        expect = Expect::Next;
-                    } else if c == b'"' {
-                        expect = self.key()?;
+                b't' => pos = self.literal(pos, b"true", Kind::True)?,
+                b'f' => pos = self.literal(pos, b"false", Kind::False)?,
+                b'n' => pos = self.literal(pos, b"null", Kind::Null)?,
+                b'-' | b'0'..=b'9' => pos = self.number(pos)?,
+                _ => return Err(self.unexpected(pos, "expected a JSON value")),
+            }
+            // A value ended (or a container is empty) before `pos`: a comma, a
+            // closing bracket, or at top level the end of the input follows.
+            loop {
+                pos = self.ws(pos);
+                let Some(obj) = object else {
+                    return if pos == b.len() {
+                        Ok((self.nodes, self.arena))
                     } else {
-                        return Err(err(at, "expected a string key in an object"));
+                        Err(self.unexpected(pos, "unexpected data after the JSON value"))
+                    };
+                };
+                match b.get(pos) {
+                    Some(b',') => {
+                        pos = self.ws(pos + 1);
+                        if obj {
+                            pos = self.key(pos)?;
+                        }
+                        continue 'value;
+                    }
+                    Some(b']') if !obj => {}
+                    Some(b'}') if obj => {}
+                    _ => {
+                        let what =
+                            if obj { "expected ',' or '}' in an object" } else { "expected ',' or ']' in an array" };
+                        return Err(self.unexpected(pos, what));
                     }
                 }
-                Expect::Value | Expect::ValueOrClose => {
-                    if c == b']' && expect == Expect::ValueOrClose {
-                        self.pos += 1;
-                        self.close(at);
-                        expect = Expect::Next;
-                        continue;
-                    }
-                    match c {
-                        b'{' | b'[' => {
-                            self.open_container(c == b'{', at)?;
-                            self.pos += 1;
-                            expect = if c == b'{' { Expect::KeyOrClose } else { Expect::ValueOrClose };
-                        }
-                        b'"' => {
-                            self.string()?;
-                            self.completed();
-                            expect = Expect::Next;
-                        }
-                        b't' => {
-                            self.literal(b"true", Kind::True)?;
-                            expect = Expect::Next;
-                        }
-                        b'f' => {
-                            self.literal(b"false", Kind::False)?;
-                            expect = Expect::Next;
-                        }
-                        b'n' => {
-                            self.literal(b"null", Kind::Null)?;
-                            expect = Expect::Next;
-                        }
-                        b'-' | b'0'..=b'9' => {
-                            self.number()?;
-                            expect = Expect::Next;
-                        }
-                        _ => return Err(err(at, "expected a JSON value")),
-                    }
-                }
+                self.close(pos);
+                pos += 1;
+                object = self.top_is_object();
             }
         }
     }
 
-    /// An object's key (self.pos is at its quote), counted as a member; the
-    /// colon, when it follows at once, is read too. Returns what comes next.
+    /// An object's key at `at` and the colon after it, the key counted as a
+    /// member. Returns where the value starts.
     #[inline]
-    fn key(&mut self) -> Result<Expect, ParseError> {
-        self.string()?;
+    fn key(&mut self, at: usize) -> Result<usize, ParseError> {
+        if self.b.get(at) != Some(&b'"') {
+            return Err(self.unexpected(at, "expected a string key in an object"));
+        }
+        let end = self.string(at)?;
         if !self.in_deep() {
             if let Some(o) = self.open.last() {
                 self.nodes[o.node as usize].a += 1;
             }
         }
-        if self.b.get(self.pos) == Some(&b':') {
-            self.pos += 1;
-            Ok(Expect::Value)
-        } else {
-            Ok(Expect::Colon)
+        let colon = self.ws(end);
+        if self.b.get(colon) != Some(&b':') {
+            return Err(self.unexpected(colon, "expected ':' after an object key"));
         }
+        Ok(self.ws(colon + 1))
     }
 
     fn open_container(&mut self, object: bool, at: usize) -> Result<(), ParseError> {
-        if let Some(limit) = self.compact {
-            if self.deep_len >= limit {
-                return Err(err(at, "nested deeper than the serializer's limit"));
-            }
+        if COMPACT && self.deep_len >= self.limit {
+            return Err(err(at, "nested deeper than the serializer's limit"));
         }
-        if self.in_deep() || self.compact.is_some() || self.open.len() >= MAX_TREE_DEPTH {
-            if !self.in_deep() {
+        if self.in_deep() || self.open.len() >= MAX_TREE_DEPTH {
+            if !COMPACT && self.deep_len == 0 {
                 self.deep_node = self.push_node(Kind::Deep, at);
             }
             let i = self.deep_len;
@@ -672,9 +633,10 @@ impl<'a> Parser<'a> {
 
     /// `at` is the closing bracket's position.
     fn close(&mut self, at: usize) {
-        if self.in_deep() {
+        if self.deep_len > 0 {
             self.deep_len -= 1;
-            if self.deep_len == 0 {
+            // Compact mode has no marker node.
+            if self.deep_len == 0 && !COMPACT {
                 let n = &mut self.nodes[self.deep_node as usize];
                 n.src.1 = at as u32 + 1;
                 self.completed();
@@ -690,79 +652,79 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A literal at `at`; returns its end.
     #[inline]
-    fn literal<const N: usize>(&mut self, word: &[u8; N], kind: Kind) -> Result<(), ParseError> {
-        let at = self.pos;
+    fn literal<const N: usize>(&mut self, at: usize, word: &[u8; N], kind: Kind) -> Result<usize, ParseError> {
         // A fixed-size comparison: no call to memcmp for four or five bytes.
         if self.b.get(at..at + N) != Some(&word[..]) {
             return Err(err(at, "expected a JSON value"));
         }
-        self.pos += N;
+        let end = at + N;
         if !self.in_deep() {
             let i = self.push_node(kind, at);
-            self.nodes[i as usize].src.1 = self.pos as u32;
+            self.nodes[i as usize].src.1 = end as u32;
             self.completed();
         }
-        Ok(())
+        Ok(end)
     }
 
+    /// A number at `start`; returns its end.
     #[inline]
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while self.b.get(self.pos).is_some_and(u8::is_ascii_digit) {
-            self.pos += 1;
-        }
-        self.pos - start
-    }
-
-    #[inline]
-    fn number(&mut self) -> Result<(), ParseError> {
-        let start = self.pos;
-        if self.b[self.pos] == b'-' {
-            self.pos += 1;
-        }
-        match self.b.get(self.pos) {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
+    fn number(&mut self, start: usize) -> Result<usize, ParseError> {
+        let b = self.b;
+        let digits = |mut i: usize| {
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
             }
-            _ => return Err(err(self.pos, "a number needs digits")),
+            i
+        };
+        let mut i = start;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
         }
-        if self.b.get(self.pos) == Some(&b'.') {
-            self.pos += 1;
-            if self.digits() == 0 {
-                return Err(err(self.pos, "a number needs digits after '.'"));
-            }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits(i + 1),
+            _ => return Err(err(i, "a number needs digits")),
         }
-        if matches!(self.b.get(self.pos), Some(b'e' | b'E')) {
-            self.pos += 1;
-            if matches!(self.b.get(self.pos), Some(b'+' | b'-')) {
-                self.pos += 1;
+        if b.get(i) == Some(&b'.') {
+            let end = digits(i + 1);
+            if end == i + 1 {
+                return Err(err(end, "a number needs digits after '.'"));
             }
-            if self.digits() == 0 {
-                return Err(err(self.pos, "a number needs digits in its exponent"));
+            i = end;
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
             }
+            let end = digits(i);
+            if end == i {
+                return Err(err(i, "a number needs digits in its exponent"));
+            }
+            i = end;
         }
         if !self.in_deep() {
-            let i = self.push_node(Kind::Number, start);
-            self.nodes[i as usize].src.1 = self.pos as u32;
+            let n = self.push_node(Kind::Number, start);
+            self.nodes[n as usize].src.1 = i as u32;
             self.completed();
         }
-        Ok(())
+        Ok(i)
     }
 
-    /// Reads a string starting at the opening quote; adds a node unless deep.
-    #[inline]
-    fn string(&mut self) -> Result<(), ParseError> {
+    /// Reads a string from its opening quote at `start`; adds a node unless
+    /// deep. Returns its end. Always inlined (the per-string call showed in
+    /// profiles); the decoding of escapes stays out of line.
+    #[inline(always)]
+    fn string(&mut self, start: usize) -> Result<usize, ParseError> {
         let b = self.b;
-        let start = self.pos;
         let body = start + 1;
         // Fast path: no escapes. Raw control bytes are invalid in JSON strings.
         let end = skip_plain(b, body);
         match b.get(end) {
             None => return Err(err(start, "unterminated string")),
             Some(b'"') => {
-                self.pos = end + 1;
                 if !self.in_deep() {
                     let i = self.push_node(Kind::String, start) as usize;
                     let n = &mut self.nodes[i];
@@ -770,16 +732,24 @@ impl<'a> Parser<'a> {
                     n.a = body as u32;
                     n.b = (end - body) as u32;
                 }
-                return Ok(());
+                return Ok(end + 1);
             }
-            Some(b'\\') => self.pos = end,
+            Some(b'\\') => {}
             Some(_) => return Err(err(end, "raw control character in a string")),
         }
         // Slow path: only checked when nothing is kept, else decoded into the arena.
-        if self.in_deep() || self.compact.is_some() {
-            self.pos = skip_escaped(self.b, self.pos, start, self.compact.is_some())?;
-            return Ok(());
+        if self.in_deep() {
+            return skip_escaped(b, end, start, COMPACT);
         }
+        self.decode_string(start, end)
+    }
+
+    /// The rest of a string from `start`, its first backslash at `first`,
+    /// decoded into the arena.
+    #[inline(never)]
+    fn decode_string(&mut self, start: usize, first: usize) -> Result<usize, ParseError> {
+        let body = start + 1;
+        self.pos = first;
         let arena_start = self.arena.len();
         let mut has_nul = false;
         self.arena.extend_from_slice(&self.b[body..self.pos]);
@@ -831,7 +801,7 @@ impl<'a> Parser<'a> {
         n.flags = IN_ARENA | if has_nul { HAS_NUL } else { 0 };
         n.a = arena_start as u32;
         n.b = (self.arena.len() - arena_start) as u32;
-        Ok(())
+        Ok(self.pos)
     }
 
     /// After `\u` (self.pos is past the `u`): one character, a surrogate pair

@@ -416,3 +416,13 @@ mcp_by_id <- function(responses, id) {
   }
   responses[[hit]]
 }
+
+# Wait (without asserting on time) until `cond()` holds; FALSE if it never does.
+wait_until <- function(cond, timeout = 60) {
+  deadline <- Sys.time() + timeout
+  while (!cond()) {
+    if (Sys.time() > deadline) return(FALSE)
+    Sys.sleep(0.01)
+  }
+  TRUE
+}

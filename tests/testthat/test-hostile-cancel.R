@@ -59,8 +59,7 @@ run_cancel_cases <- function(version) {
     # The cancellation is sent once the call runs (the tool writes `started`).
     started <- gsub("\\\\", "/", tempfile("cancel-started-"))
     hs_quiet(s, mcp_send(s$proc, raw_call(version, cc[[1]], "spin", sprintf('{"seconds":0.3,"started":"%s"}', started))))
-    deadline <- Sys.time() + 10
-    while (!file.exists(started) && Sys.time() < deadline && s$proc$process$is_alive()) Sys.sleep(0.005)
+    wait_until(function() file.exists(started) || !s$proc$process$is_alive(), timeout = 10)
     hs_quiet(s, mcp_send(s$proc, sprintf('{"jsonrpc":"2.0","method":"%s","params":{"requestId":%s,"reason":"hostile"}}', cc[[3]], cc[[2]])))
     nxt <- sprintf("next-%d", k)
     hs_quiet(s, mcp_send(s$proc, hs_call_line(s, nxt, "echo", sprintf('{"x":"%s"}', nxt))))

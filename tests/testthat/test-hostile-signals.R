@@ -42,11 +42,7 @@ sig_send <- function(proc, signal) {
 }
 
 # Wait until the file a tool creates when it starts exists.
-sig_wait_file <- function(path, timeout = 20) {
-  deadline <- Sys.time() + timeout
-  while (!file.exists(path) && Sys.time() < deadline) Sys.sleep(0.01)
-  file.exists(path)
-}
+sig_wait_file <- function(path, timeout = 20) wait_until(function() file.exists(path), timeout)
 
 # Wait until the server's stderr has a line containing `text`.
 sig_wait_stderr <- function(proc, text, timeout = 20) {

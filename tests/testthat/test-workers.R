@@ -98,16 +98,6 @@ barrier_dir <- function() {
 
 args_json <- function(...) as.character(jsonlite::toJSON(list(...), auto_unbox = TRUE))
 
-# Wait (without asserting on time) until `cond()` holds; FALSE if it never does.
-wait_until <- function(cond, timeout = 60) {
-  deadline <- Sys.time() + timeout
-  while (!cond()) {
-    if (Sys.time() > deadline) return(FALSE)
-    Sys.sleep(0.01)
-  }
-  TRUE
-}
-
 ids_of <- function(responses) vapply(responses, function(r) as.character(r$id), "")
 
 test_that("calls run at once on workers, and the server keeps answering meanwhile (legacy)", {

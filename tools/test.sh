@@ -40,19 +40,63 @@ start=$SECONDS
 # Tests that drive the npm example server fail here, rather than skip, when
 # it is missing (see tests/testthat/helper-client.R).
 export MCPLITE_CRAN_LIB="${MCPLITE_CRAN_LIB:-$root/bench/.lib-cran}"
+# Test files run in MCPLITE_TEST_JOBS testthat worker processes at once
+# (default 3; 1 runs them one after another in this process). Most of a file's
+# time is spent waiting on the servers, clients and workers it starts, not on
+# the CPU, so three workers keep two cores busy. R CMD check runs the files
+# one after another (DESCRIPTION does not set Config/testthat/parallel).
+jobs="${MCPLITE_TEST_JOBS:-3}"
+if [ "$jobs" -gt 1 ] 2>/dev/null; then
+  export TESTTHAT_PARALLEL=TRUE TESTTHAT_CPUS="$jobs"
+else
+  export TESTTHAT_PARALLEL=FALSE
+fi
+echo "testthat: $jobs test process(es)"
 MCPLITE_REQUIRE_NODE_TESTS=true NOT_CRAN=true Rscript --vanilla - "$out/testthat.counts" <<'RS'
 out <- commandArgs(TRUE)[1]
 library(testthat)
+# Each file's wall time from its first event to its last, as the main
+# process sees them: testthat's own per-test times are not kept for tests run
+# in worker processes. Events arrive as they happen (parallel_updates), so a
+# file's time is right to within testthat's polling interval (0.1 s).
+FileClock <- R6::R6Class("FileClock", inherit = Reporter, public = list(
+  first = numeric(), secs = numeric(), file = "",
+  initialize = function(...) {
+    super$initialize(...)
+    self$capabilities$parallel_support <- TRUE
+    self$capabilities$parallel_updates <- TRUE
+  },
+  start_file = function(filename) {
+    filename <- basename(filename)
+    self$file <- filename
+    if (is.na(self$first[filename])) self$first[filename] <- proc.time()[[3]]
+  },
+  end_file = function() {
+    self$secs[self$file] <- proc.time()[[3]] - self$first[self$file]
+  }
+))
+clock <- FileClock$new()
+# In parallel, testthat's own parallel progress reporter (a line per file as
+# it ends, failures in full), without its spinner when the output is a log
+# (it would add ten lines a second); one after another, the summary reporter.
+if (Sys.getenv("TESTTHAT_PARALLEL") == "TRUE") {
+  shown <- testthat:::ParallelProgressReporter$new()
+  if (!cli::is_dynamic_tty()) shown$update_interval <- Inf
+} else {
+  shown <- SummaryReporter$new()
+}
+reporter <- MultiReporter$new(list(shown, clock))
+reporter$capabilities$parallel_updates <- TRUE
 res <- as.data.frame(test_dir("tests/testthat", package = "mcplite",
-                              load_package = "installed", reporter = "summary",
+                              load_package = "installed", reporter = reporter,
                               stop_on_failure = FALSE))
 counts <- c(passed = sum(res$passed), failed = sum(res$failed) + sum(res$error),
             skipped = sum(res$skipped))
 writeLines(format(counts), out)
-# Where the time goes: the slowest files (testthat's elapsed time per test).
-secs <- sort(tapply(res$real, res$file, sum), decreasing = TRUE)
+# Where the time goes: the slowest files (wall time, overlapping when parallel).
+secs <- sort(clock$secs, decreasing = TRUE)
 top <- head(secs, 8)
-cat(sprintf("testthat time: %.0f s; slowest files: %s\n", sum(secs),
+cat(sprintf("testthat file time: %.0f s in all; slowest files: %s\n", sum(secs),
             paste(sprintf("%s %.0f s", sub("^test-(.*)[.]R$", "\\1", names(top)), top), collapse = ", ")))
 cat(sprintf("testthat: %d passed, %d failed, %d skipped\n",
             counts[["passed"]], counts[["failed"]], counts[["skipped"]]))

@@ -163,11 +163,13 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     }
     crate::otel::set_tracer(traced.telemetry.tracer().cloned());
     let input = guard.take_input().ok_or("standard input is already taken")?;
+    // Signals are stop requests from here on (see platform::StopSignals);
+    // before the banner that says Ctrl-C stops the server, so a Ctrl-C typed
+    // as soon as it shows is not lost to R's own handler.
+    let signals = StopSignals::install().map_err(|e| format!("cannot catch stop signals: {e}"))?;
     if guard.input_is_terminal() {
         diag("mcplite: waiting for an MCP client to talk JSON-RPC on standard input (this script is an MCP server); press Ctrl-C to stop it.");
     }
-    // Signals are stop requests from here on (see platform::StopSignals).
-    let signals = StopSignals::install().map_err(|e| format!("cannot catch stop signals: {e}"))?;
     host::set_exit_output(guard.output().try_clone().ok());
     // The reader thread must not outlive serving: blocked on a terminal, it
     // would swallow what is typed at the R console afterwards.

@@ -57,15 +57,11 @@ out <- commandArgs(TRUE)[1]
 library(testthat)
 # Each file's wall time from its first event to its last, as the main
 # process sees them: testthat's own per-test times are not kept for tests run
-# in worker processes. Events arrive as they happen (parallel_updates), so a
-# file's time is right to within testthat's polling interval (0.1 s).
+# in worker processes. Events arrive as they happen (the parallel_updates
+# capability of the reporter passed to test_dir(), the only one testthat
+# asks), so a file's time is right to within testthat's polling interval.
 FileClock <- R6::R6Class("FileClock", inherit = Reporter, public = list(
   first = numeric(), secs = numeric(), file = "",
-  initialize = function(...) {
-    super$initialize(...)
-    self$capabilities$parallel_support <- TRUE
-    self$capabilities$parallel_updates <- TRUE
-  },
   start_file = function(filename) {
     filename <- basename(filename)
     self$file <- filename

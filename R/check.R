@@ -35,7 +35,9 @@
 #' Problems come first: errors (clients will fail) and warnings (some
 #' clients will fail, or the specification advises against it). Then notes.
 #'
-#' * the script does not exist, or was given as a relative path;
+#' * the script does not exist;
+#' * (a note) the script was given as a relative path: the check and the
+#'   configuration it prints use its absolute path, as clients need;
 #' * R stopped before serving, with what it wrote to standard error; when the
 #'   reason is a package that cannot be found in the reduced environment but
 #'   loads in this session (mcplite itself included), the `env` entry that
@@ -132,9 +134,11 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
   abs <- normalizePath(script)
   out$script <- abs
   if (!is_absolute_path(script)) {
-    add("warning", "script_relative",
-        sprintf("The script was given as the relative path %s; clients start servers from a directory of their own, so a relative path in their configuration fails.", script),
-        sprintf("Use the absolute path %s in the client configuration (mcp_config() writes it).", abs))
+    # Not a problem: the check and the configuration below use the absolute
+    # path. A relative path fails only if it reaches a client's configuration.
+    add("info", "script_relative",
+        sprintf("The script was given as the relative path %s; this check ran %s, and the configuration below uses that absolute path, as clients need (they start servers in a directory of their own).", script, abs),
+        "Nothing to do; in a client configuration written by hand, use the absolute path too.")
   }
   rscript <- rscript_path()
   out$command <- c(rscript, "--vanilla", abs)

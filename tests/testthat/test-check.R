@@ -56,9 +56,12 @@ test_that("a missing script and a relative path are reported", {
   script <- server_script(c(mcplite_tool_code, "mcplite::mcp_server(add)"))
   old <- setwd(dirname(script))
   on.exit(setwd(old))
+  # As the README runs it: a clean check, with a note on the path it used.
   res <- mcp_check("server.R", env = child_env())
   expect_true(res$ok)
-  expect_equal(rules_of(res, "warning"), "script_relative")
+  expect_equal(nrow(res$problems), 0)
+  expect_true("script_relative" %in% rules_of(res, "info"))
+  expect_match(res$notes$message[res$notes$rule == "script_relative"], script, fixed = TRUE)
   expect_equal(res$script, script)
 })
 

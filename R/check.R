@@ -42,6 +42,10 @@
 #'   reason is a package that cannot be found in the reduced environment but
 #'   loads in this session (mcplite itself included), the `env` entry that
 #'   fixes it (`R_LIBS`), after which the check goes on with that entry;
+#' * packages the tools' code uses (`pkg::fun()`, `library(pkg)` and the
+#'   like, found by walking the script with codetools, when installed) that do
+#'   not load in the client's environment, with the `R_LIBS` entry that
+#'   fixes it: such a server starts, and its calls fail;
 #' * a script that reads files by relative paths;
 #' * warnings R gave while the script defined its tools (clients never show
 #'   them);
@@ -179,13 +183,18 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
   out$env <- env
   out$stderr <- probe$stderr
   if (is.null(probe$client)) {
-    unexplained <- setdiff(missing_packages(probe$stderr), reported)
-    explained <- length(reported) > 0 && !length(unexplained) && identical(probe$error$kind, "exited")
+    # Explained only when this last start failed for packages already
+    # reported; any other error (one that showed once R_LIBS was added) is
+    # reported with what R wrote.
+    still_missing <- missing_packages(probe$stderr)
+    explained <- length(still_missing) > 0 && all(still_missing %in% reported) &&
+      identical(probe$error$kind, "exited")
     report_start_failure(probe, abs, add, explained)
     return(check_result(out, findings))
   }
   client <- probe$client
   on.exit(client$close(1), add = TRUE, after = FALSE)
+  check_code_packages(abs, launch$program, c(client_env(), env), env, cwd, timeout, info, add)
   state <- client$.state()
   out$first_answer_seconds <- state$first_response_ms / 1000
   report_stray(state$stray, "at start-up", add, total = state$stray_total)
@@ -423,6 +432,86 @@ check_start <- function(launch, env, cwd, protocol, timeout, info) {
   }
   list(client = new_client(ptr, opened$value, launch, timeout), stderr = stderr, stray = state$stray,
        stray_total = state$stray_total)
+}
+
+# Packages the script's code names, tool bodies included (they run only
+# when a client calls): `pkg::name`, `pkg:::name`, and library(),
+# require(), requireNamespace(), loadNamespace() with a package named
+# literally. Found by walking the parsed script with codetools (a recommended
+# package, loaded only here). R's base packages are left out.
+code_packages <- function(script) {
+  exprs <- tryCatch(parse(script, keep.source = FALSE, encoding = "UTF-8"), error = function(e) NULL)
+  if (is.null(exprs) || !requireNamespace("codetools", quietly = TRUE)) return(character())
+  found <- character()
+  loaders <- c("library", "require", "requireNamespace", "loadNamespace")
+  walker <- codetools::makeCodeWalker(
+    call = function(e, w) {
+      fn <- e[[1]]
+      if (is.name(fn) && as.character(fn) %in% c("::", ":::") && length(e) == 3) {
+        if (is.name(e[[2]]) || is.character(e[[2]])) found <<- c(found, as.character(e[[2]]))
+        return(invisible())
+      }
+      if (is.name(fn) && as.character(fn) %in% loaders && length(e) >= 2) {
+        found <<- c(found, loader_package(e))
+      }
+      for (ee in as.list(e)) if (!missing(ee)) codetools::walkCode(ee, w)
+    },
+    leaf = function(e, w) invisible()
+  )
+  for (e in exprs) codetools::walkCode(e, walker)
+  base <- rownames(utils::installed.packages(priority = "base"))
+  setdiff(unique(found[nzchar(found)]), c(base, "mcplite"))
+}
+
+# The package a library()-like call names literally, or nothing.
+loader_package <- function(e) {
+  args <- as.list(e)[-1]
+  nms <- names(args)
+  if (is.null(nms)) nms <- rep("", length(args))
+  if (isTRUE(args$character.only)) {
+    arg <- args[[if ("package" %in% nms) "package" else which(nms == "")[1]]]
+    return(if (is.character(arg) && length(arg) == 1) arg else character())
+  }
+  arg <- if ("package" %in% nms) args$package else if (any(nms == "")) args[[which(nms == "")[1]]] else NULL
+  fn <- as.character(e[[1]])
+  if (is.character(arg) && length(arg) == 1) return(arg)
+  if (is.name(arg) && fn %in% c("library", "require")) return(as.character(arg))
+  character()
+}
+
+# Whether each package the script's code names loads where the client starts
+# the server (one R process with the client's environment): the start-up
+# probe finds only those the script loads before serving. A package this
+# session loads from a library the client's does not name is an error with
+# the R_LIBS entry that fixes it; one installed nowhere is an error too.
+check_code_packages <- function(script, rscript, run_env, env, cwd, timeout, info, add) {
+  pkgs <- code_packages(script)
+  if (!length(pkgs)) return(invisible())
+  code <- sprintf(
+    "for (p in %s) tryCatch(loadNamespace(p), error = function(e) message(conditionMessage(e)))",
+    paste(deparse(pkgs, width.cutoff = 500L), collapse = "")
+  )
+  probe <- check_start(list(program = rscript, args = c("--vanilla", "-e", code)), run_env, cwd,
+                       "2025-11-25", timeout, info)
+  if (!is.null(probe$client)) probe$client$close(1)
+  missing <- intersect(pkgs, missing_packages(probe$stderr))
+  if (!length(missing)) return(invisible())
+  libs <- vapply(missing, package_library, character(1))
+  for (pkg in missing[is.na(libs)]) {
+    add("error", "package_not_installed",
+        sprintf("The tools use the package %s, which is not installed here either; calls that need it will fail.", pkg),
+        sprintf("Install it: install.packages(\"%s\").", pkg))
+  }
+  have <- split_path_list(env["R_LIBS"])
+  new_libs <- setdiff(unique(libs[!is.na(libs)]), have)
+  if (!length(new_libs)) return(invisible())
+  r_libs <- paste(c(have, new_libs), collapse = .Platform$path.sep)
+  for (pkg in missing[!is.na(libs)]) {
+    add("error", "package_not_found",
+        sprintf("The tools use the package %s, which R cannot find in the environment clients give the server (this session loads it from %s); calls that need it will fail although the server starts.", pkg, libs[[pkg]]),
+        sprintf("Set R_LIBS in the client configuration, as mcp_config(env = c(R_LIBS = \"%s\")) shows.", r_libs))
+  }
+  invisible()
 }
 
 missing_packages <- function(stderr) {

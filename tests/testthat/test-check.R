@@ -317,3 +317,88 @@ test_that("calls whose structured content breaks the output schema are problems,
   expect_true(all(grepl("at /total: ", found$message[found$tool == "wrong_type"], fixed = TRUE)))
   expect_false("right" %in% res$problems$tool)
 })
+
+# A package this session loads from a library of its own, which the reduced
+# environment mcp_check() gives the server does not name (as a package that
+# only the user's R_LIBS or ~/.Renviron finds).
+private_package <- function() {
+  lib <- check_state$private_lib
+  if (is.null(lib)) {
+    src <- file.path(tempfile("mcplite-pkg-src-"), "mcplitecheckpkg")
+    dir.create(file.path(src, "R"), recursive = TRUE)
+    writeLines(c("Package: mcplitecheckpkg", "Version: 0.0.1", "Title: A Test Package",
+                 "Description: A test package.", "License: MIT", "Author: mcplite tests",
+                 "Maintainer: mcplite tests <tests@example.org>"),
+               file.path(src, "DESCRIPTION"))
+    writeLines("export(hello)", file.path(src, "NAMESPACE"))
+    writeLines('hello <- function() "hello"', file.path(src, "R", "hello.R"))
+    lib <- tempfile("mcplite-private-lib-")
+    dir.create(lib)
+    out <- system2(file.path(R.home("bin"), "R"), c("CMD", "INSTALL", "-l", shQuote(lib), shQuote(src)),
+                   stdout = TRUE, stderr = TRUE)
+    stopifnot(dir.exists(file.path(lib, "mcplitecheckpkg")))
+    check_state$private_lib <- lib
+  }
+  loadNamespace("mcplitecheckpkg", lib.loc = lib)
+  normalizePath(lib, winslash = "/")
+}
+check_state <- new.env(parent = emptyenv())
+
+test_that("the error that stops the script is shown after the R_LIBS fix for a missing package", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  lib <- private_package()
+  # A typo in tool()'s arguments stops the script, once R finds the package.
+  script <- server_script(c(
+    "library(mcplitecheckpkg)",
+    'hi <- mcplite::tool(function(x) hello(), name = "hi", description = "Hello.",',
+    '  arguments = list(x = mcplite::type_strng("Anything.")))',
+    "mcplite::mcp_server(hi)"
+  ))
+  res <- mcp_check(script, env = child_env())
+  expect_false(res$ok)
+  expect_equal(rules_of(res, "error"), c("package_not_found", "start_error"))
+  found <- res$problems[res$problems$rule == "package_not_found", ]
+  expect_match(found$fix, lib, fixed = TRUE)
+  failed <- res$problems[res$problems$rule == "start_error", ]
+  expect_match(failed$message, "type_strng", fixed = TRUE)
+  expect_match(res$env[["R_LIBS"]], lib, fixed = TRUE)
+})
+
+test_that("packages that only tool bodies use are checked where the client starts the server", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  lib <- private_package()
+  script <- server_script(c(
+    'f <- function() {',
+    '  mcplitecheckpkg::hello()',
+    '  nosuchpkg.a:::g()',
+    '  library(nosuchpkgb)',
+    '  requireNamespace("nosuchpkgc", quietly = TRUE)',
+    '  require(package = nosuchpkgd)',
+    '  pkg <- "notknownstatically"',
+    '  library(pkg, character.only = TRUE)',
+    '  stats::sd(1:3) + utils::head(1)',
+    '}',
+    'hi <- mcplite::tool(function() f(), name = "hi", description = "Hello.")',
+    "mcplite::mcp_server(hi)"
+  ))
+  res <- mcp_check(script, env = child_env())
+  # The server itself starts and lists its tool.
+  expect_equal(res$versions$tools, rep(1L, 4))
+  expect_false(res$ok)
+  p <- res$problems
+  expect_equal(p$rule[p$rule == "package_not_found"], "package_not_found")
+  expect_match(p$message[p$rule == "package_not_found"], "mcplitecheckpkg", fixed = TRUE)
+  expect_match(p$fix[p$rule == "package_not_found"], lib, fixed = TRUE)
+  missing <- regmatches(p$message[p$rule == "package_not_installed"],
+                        regexpr("package [^ ,]+", p$message[p$rule == "package_not_installed"]))
+  expect_setequal(missing, paste("package", c("nosuchpkg.a", "nosuchpkgb", "nosuchpkgc", "nosuchpkgd")))
+  expect_false(any(grepl("notknownstatically|stats|utils", p$message)))
+
+  # With the library in the client's environment, only the uninstalled ones remain.
+  env <- child_env()
+  env[["R_LIBS"]] <- paste(env[["R_LIBS"]], lib, sep = .Platform$path.sep)
+  res <- mcp_check(script, env = env)
+  expect_setequal(rules_of(res, "error"), "package_not_installed")
+})

@@ -73,7 +73,17 @@
 #'   including results that SDK clients reject because their structured
 #'   content does not match the tool's output schema (see [mcp_client()]).
 #'
-#' @param script Path to the server script.
+#' @param script Path to the server script. Give `script` or `command`.
+#' @param command Instead of `script`, the command a client configuration
+#'   runs, as a character vector: the program, then its arguments, for
+#'   example `c("/usr/bin/Rscript", "-e", "source('/srv/tools/server.R')")`
+#'   for a configuration without `--vanilla`. It runs exactly so (no
+#'   `--vanilla` is added, so profiles and `.Rprofile` files run as they would
+#'   for the client), from a temporary directory with the client's
+#'   environment and `env`, and gets every check of a running server; the
+#'   checks that need the script file (its path, files next to it, the
+#'   packages its code uses) and the configuration snippet are skipped, with a
+#'   note saying so.
 #' @param env Environment variables the client configuration sets, as a
 #'   named character vector, for example `c(R_LIBS = "/path/to/library")`.
 #' @param calls Tools to call, as a named list: names are tool names, values
@@ -107,9 +117,23 @@
 #' res$ok
 #' res
 #' }
-mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
+mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, command = NULL) {
   call <- sys.call()
-  check_string(script, "script", call = call)
+  if (is.null(script) == is.null(command)) {
+    abort_mcplite(
+      if (is.null(script)) {
+        "Give `script` (the path of a server script) or `command` (the command a client runs)."
+      } else {
+        "Give `script` or `command`, not both: `command` already says what runs."
+      },
+      class = "argument", arg = if (is.null(script)) "script" else "command", call = call
+    )
+  }
+  if (is.null(command)) {
+    check_string(script, "script", call = call)
+  } else {
+    check_command(command, call)
+  }
   env <- check_env(env, call)
   timeout <- check_timeout(timeout, call = call)
   if (!is.null(calls)) {
@@ -125,31 +149,24 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
     )
   }
   out <- list(
-    ok = FALSE, script = script, command = character(), env = env,
-    versions = versions_frame(list()), tools = list(), first_answer_seconds = NA_real_,
+    ok = FALSE, script = if (is.null(script)) NA_character_ else script, command = character(),
+    env = env, versions = versions_frame(list()), tools = list(), first_answer_seconds = NA_real_,
     calls = list(), stderr = character()
   )
-  if (!file.exists(script) || dir.exists(script)) {
-    add("error", "script_missing",
-        sprintf("There is no file at %s.", script),
-        "Give the path of your server script; clients need its absolute path.")
-    return(check_result(out, findings))
-  }
-  abs <- normalizePath(script)
-  out$script <- abs
-  if (!is_absolute_path(script)) {
-    # Not a problem: the check and the configuration below use the absolute
-    # path. A relative path fails only if it reaches a client's configuration.
-    add("info", "script_relative",
-        sprintf("The script was given as the relative path %s; this check ran %s, and the configuration below uses that absolute path, as clients need (they start servers in a directory of their own).", script, abs),
-        "Nothing to do; in a client configuration written by hand, use the absolute path too.")
-  }
-  rscript <- rscript_path()
-  out$command <- c(rscript, "--vanilla", abs)
   cwd <- tempfile("mcp-check-")
   dir.create(cwd)
   on.exit(unlink(cwd, recursive = TRUE), add = TRUE)
-  launch <- list(program = rscript, args = c("--vanilla", abs))
+  if (is.null(command)) {
+    launch <- check_script(script, out, add)
+    if (is.null(launch)) return(check_result(out, findings))
+    out$script <- launch$script
+  } else {
+    launch <- list(program = command[[1]], args = command[-1])
+    add("info", "command_only",
+        "The check ran the command as given; the checks that need the script file (its path, files next to it, the packages its code uses) and the configuration snippet were skipped.",
+        "Nothing to do; give `script` instead for those checks.")
+  }
+  out$command <- c(launch$program, launch$args)
   info <- list(name = "mcplite-check", version = getNamespaceVersion("mcplite")[[1]])
 
   # The start-up probe, repeated with R_LIBS entries while packages that this
@@ -189,12 +206,15 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
     still_missing <- missing_packages(probe$stderr)
     explained <- length(still_missing) > 0 && all(still_missing %in% reported) &&
       identical(probe$error$kind, "exited")
-    report_start_failure(probe, abs, add, explained)
+    report_start_failure(probe, paste(out$command, collapse = " "), add, explained,
+                         what = if (is.null(command)) "the script" else "the command")
     return(check_result(out, findings))
   }
   client <- probe$client
   on.exit(client$close(1), add = TRUE, after = FALSE)
-  check_code_packages(abs, launch$program, c(client_env(), env), env, cwd, timeout, info, add)
+  if (is.null(command)) {
+    check_code_packages(out$script, launch$program, c(client_env(), env), env, cwd, timeout, info, add)
+  }
   state <- client$.state()
   out$first_answer_seconds <- state$first_response_ms / 1000
   report_stray(state$stray, "at start-up", add, total = state$stray_total)
@@ -314,6 +334,38 @@ mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
   report_startup_stderr(out$stderr, add)
   report_leftovers(clients, add)
   check_result(out, findings)
+}
+
+# The script's own checks, before it is started: it exists, and a note when
+# it was given by a relative path. Returns how to start it (with `script`,
+# its absolute path), or NULL when there is nothing to start.
+check_script <- function(script, out, add) {
+  if (!file.exists(script) || dir.exists(script)) {
+    add("error", "script_missing",
+        sprintf("There is no file at %s.", script),
+        "Give the path of your server script; clients need its absolute path.")
+    return(NULL)
+  }
+  abs <- normalizePath(script)
+  if (!is_absolute_path(script)) {
+    # Not a problem: the check and the configuration below use the absolute
+    # path. A relative path fails only if it reaches a client's configuration.
+    add("info", "script_relative",
+        sprintf("The script was given as the relative path %s; this check ran %s, and the configuration below uses that absolute path, as clients need (they start servers in a directory of their own).", script, abs),
+        "Nothing to do; in a client configuration written by hand, use the absolute path too.")
+  }
+  list(program = rscript_path(), args = c("--vanilla", abs), script = abs)
+}
+
+check_command <- function(command, call) {
+  if (!is.character(command) || !length(command) || anyNA(command) || !nzchar(command[[1]])) {
+    abort_mcplite(
+      sprintf("`command` must be a character vector without NA, the program first and then its arguments, as a client configuration gives them; not %s.",
+              describe_value(command)),
+      class = "argument", arg = "command", call = call
+    )
+  }
+  invisible(command)
 }
 
 # What the server's standard error shows about its start: warnings R gave
@@ -527,7 +579,7 @@ package_library <- function(pkg) {
   normalizePath(dirname(path[[1]]), winslash = "/")
 }
 
-report_start_failure <- function(probe, script, add, explained) {
+report_start_failure <- function(probe, command_line, add, explained, what) {
   err <- probe$error
   stderr <- probe$stderr
   report_stray(probe$stray, "at start-up", add, total = max(length(probe$stray), probe$stray_total))
@@ -542,7 +594,7 @@ report_start_failure <- function(probe, script, add, explained) {
       status <- if (is.null(err$status)) "" else sprintf(" (exit status %d)", err$status)
       add("error", "start_error",
           paste0(sprintf("R stopped before serving%s.", status), shown),
-          sprintf("Run the script as a client would, from another directory, to see the error: %s --vanilla %s", rscript_path(), script))
+          sprintf("Run %s as a client would, from another directory, to see the error: %s", what, command_line))
     }
     if (any(grepl("cannot open file|cannot open the connection|No such file or directory", stderr))) {
       add("error", "relative_file",
@@ -619,7 +671,7 @@ check_result <- function(out, findings) {
 
 #' @export
 print.mcplite_check <- function(x, ...) {
-  cat("mcp_check(): ", x$script, "\n", sep = "")
+  cat("mcp_check(): ", if (is.na(x$script)) paste(x$command, collapse = " ") else x$script, "\n", sep = "")
   if (length(x$command)) {
     cat("Started as clients do: ", paste(x$command, collapse = " "), "\n", sep = "")
     cat("from a temporary directory, with only ", paste(client_env_names(), collapse = ", "),
@@ -651,7 +703,7 @@ print.mcplite_check <- function(x, ...) {
     }
     for (i in seq_len(nrow(notes))) print_finding(notes[i, ])
   }
-  if (file.exists(x$script)) {
+  if (!is.na(x$script) && file.exists(x$script)) {
     cat("\n")
     mcp_config(x$script, "claude-desktop", env = if (length(x$env)) x$env else NULL)
     cat("(mcp_config() shows the configuration for other clients.)\n")
@@ -686,17 +738,18 @@ print_finding <- function(f) {
 #'   expect_mcp_check(server, env = c(R_LIBS = libs))
 #' }
 #' }
-expect_mcp_check <- function(script, env = NULL, calls = NULL, timeout = 30) {
+expect_mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, command = NULL) {
   if (!requireNamespace("testthat", quietly = TRUE)) {
     abort_mcplite("`expect_mcp_check()` needs the testthat package.", class = "dependency",
                   call = sys.call())
   }
-  res <- mcp_check(script, env = env, calls = calls, timeout = timeout)
+  res <- mcp_check(script, env = env, calls = calls, timeout = timeout, command = command)
   failed <- res$problems[res$problems$severity == "error", , drop = FALSE]
   message <- if (nrow(failed)) {
     shown <- utils::capture.output(for (i in seq_len(nrow(failed))) print_finding(failed[i, ]))
     paste0("mcp_check() found ", nrow(failed), " error", if (nrow(failed) == 1) "" else "s",
-           " in ", res$script, ":\n", paste(shown, collapse = "\n"))
+           " in ", if (is.na(res$script)) paste(res$command, collapse = " ") else res$script,
+           ":\n", paste(shown, collapse = "\n"))
   } else {
     ""
   }

@@ -402,3 +402,41 @@ test_that("packages that only tool bodies use are checked where the client start
   res <- mcp_check(script, env = env)
   expect_setequal(rules_of(res, "error"), "package_not_installed")
 })
+
+test_that("mcp_check(command =) runs exactly the command a client runs", {
+  expect_snapshot(error = TRUE, {
+    mcp_check()
+    mcp_check("server.R", command = c("Rscript", "server.R"))
+    mcp_check(command = c("Rscript", NA))
+    mcp_check(command = character())
+  })
+  expect_error(mcp_check(command = 1), class = "mcplite_error_argument")
+
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(mcplite_tool_code, "mcplite::mcp_server(add)"))
+  # A profile that prints: harmless with --vanilla (what `script` runs), a
+  # broken server for a configuration without it.
+  profile <- tempfile("Rprofile-")
+  writeLines('cat("Welcome to R!\\n")', profile)
+  env <- c(child_env(), R_PROFILE_USER = profile)
+  rscript <- file.path(R.home("bin"), "Rscript")
+
+  expect_true(mcp_check(script, env = env)$ok)
+
+  res <- mcp_check(command = c(rscript, script), env = env)
+  expect_false(res$ok)
+  expect_equal(res$command, c(rscript, script))
+  expect_true(is.na(res$script))
+  expect_equal(rules_of(res, "error"), "stdout_noise")
+  expect_match(res$problems$message, "Welcome to R!", fixed = TRUE)
+  expect_true("command_only" %in% rules_of(res, "info"))
+  expect_equal(res$versions$tools, rep(1L, 4))
+
+  res <- mcp_check(command = c(rscript, "--vanilla", script), env = env, calls = list(add = list(a = 1, b = 2)))
+  expect_true(res$ok)
+  expect_equal(res$calls$add$`2026-07-28`$content[[1]]$text, "3")
+  shown <- capture.output(print(res))
+  expect_match(shown[[1]], paste(rscript, "--vanilla", script), fixed = TRUE)
+  expect_false(any(grepl("mcpServers", shown)))
+})

@@ -260,6 +260,69 @@ fn stop_signal_checks(c: &mut Checks) {
     }
 }
 
+/// The protocol output waits for a full pipe, even one whose file
+/// description is non-blocking, and delivers every byte; a request to
+/// terminate ends a write nobody reads.
+#[cfg(unix)]
+fn protocol_output_checks(c: &mut Checks) {
+    use std::os::unix::io::{AsRawFd, FromRawFd};
+    let pipe = || {
+        let mut fds = [0 as c_int; 2];
+        unsafe { libc::pipe(fds.as_mut_ptr()) };
+        unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) }
+    };
+    let data = vec![b'x'; 1 << 20];
+    let (mut r, w) = pipe();
+    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    let reader = std::thread::spawn(move || {
+        let mut got = 0usize;
+        let mut buf = [0u8; 1000];
+        loop {
+            std::thread::sleep(Duration::from_micros(200));
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => return got,
+                Ok(n) => got += n,
+            }
+        }
+    });
+    let mut out = platform::ProtocolOutput::new(w, platform::InputEnded::default(), Duration::from_secs(10), || {});
+    c.check(out.write_all(&data).is_ok(), "a full non-blocking pipe is waited for, not taken as closed");
+    drop(out);
+    c.check(reader.join().ok() == Some(data.len()), "... and every byte arrives");
+
+    let signals = platform::StopSignals::install();
+    c.check(signals.is_ok(), "stop signals for the blocked write");
+    let (_r, w) = pipe();
+    let raiser = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(200));
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    });
+    let mut out = platform::ProtocolOutput::new(w, platform::InputEnded::default(), Duration::from_secs(3600), || {});
+    let written = out.write_all(&data);
+    c.check(
+        written.is_err() && out.abandoned() == Some(platform::Abandoned::Terminate),
+        "a request to terminate ends a write nobody reads",
+    );
+    let _ = raiser.join();
+    drop(signals);
+}
+
+#[cfg(windows)]
+fn protocol_output_checks(c: &mut Checks) {
+    let path = std::env::temp_dir().join(format!("platform-check-output-{}", std::process::id()));
+    let data = vec![b'x'; 1 << 20];
+    match std::fs::File::create(&path) {
+        Ok(f) => {
+            let mut out = platform::ProtocolOutput::new(f, platform::InputEnded::default(), Duration::from_secs(10), || {});
+            c.check(out.write_all(&data).is_ok() && out.flush().is_ok(), "the protocol output writes a file");
+            drop(out);
+            c.check(std::fs::read(&path).map(|d| d.len()).ok() == Some(data.len()), "... every byte");
+        }
+        Err(e) => c.check(false, &format!("create the output file: {}", e)),
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// The trace file: appended to, and never waited on.
 fn trace_file_checks(c: &mut Checks) {
     let path = std::env::temp_dir().join(format!("platform-check-trace-{}", std::process::id()));
@@ -300,6 +363,7 @@ fn subject(marker: &str) -> i32 {
 
     stop_signal_checks(&mut c);
     trace_file_checks(&mut c);
+    protocol_output_checks(&mut c);
 
     let mut guard = match platform::StdioGuard::install() {
         Ok(g) => g,

@@ -4,6 +4,7 @@
 use crate::build;
 use crate::ffi::{self, RFailure};
 use crate::platform;
+use crate::platform::ProtocolOutput;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests};
@@ -11,7 +12,6 @@ use mcplite_core::envelope::RequestId;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::{Tool, ToolHost};
-use crate::platform::ProtocolOutput;
 use std::io::Write;
 use std::sync::Mutex;
 

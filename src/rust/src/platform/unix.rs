@@ -321,10 +321,8 @@ pub(super) fn write_when_ready(file: &File, buf: &[u8], wait: std::time::Duratio
     if fd >= libc::FD_SETSIZE as libc::c_int {
         return (&*file).write(buf).map(Some);
     }
-    let mut timeout = libc::timeval {
-        tv_sec: wait.as_secs() as libc::time_t,
-        tv_usec: wait.subsec_micros() as libc::suseconds_t,
-    };
+    let mut timeout =
+        libc::timeval { tv_sec: wait.as_secs() as libc::time_t, tv_usec: wait.subsec_micros() as libc::suseconds_t };
     // SAFETY: a zeroed fd_set is valid; FD_ZERO/FD_SET/FD_ISSET are given a
     // descriptor below FD_SETSIZE (checked above); select() only reads and
     // writes the set and the timeout, and may fail with EINTR.

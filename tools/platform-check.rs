@@ -160,6 +160,8 @@ fn stoppable_input_checks(c: &mut Checks, input: std::fs::File) {
         Ok(pair) => pair,
         Err(e) => return c.check(false, &format!("stoppable input: {}", e)),
     };
+    let ended = stopper.input_ended();
+    c.check(!ended.get(), "the input has not ended at first");
     let started = std::time::Instant::now();
     if cfg!(unix) {
         let (tx, rx) = mpsc::channel();
@@ -170,6 +172,7 @@ fn stoppable_input_checks(c: &mut Checks, input: std::fs::File) {
         std::thread::sleep(Duration::from_millis(50));
         c.check(stopper.stop(Duration::from_secs(5)), "a reader blocked on the input is stopped and drops it");
         c.check(rx.recv_timeout(Duration::from_secs(1)) == Ok(0), "... its read returns end of file");
+        c.check(ended.get(), "... which counts as the end of input");
         c.check(reader.join().is_ok(), "... and its thread ends");
     } else {
         c.check(!stopper.stop(Duration::from_secs(5)), "a piped input says it cannot be woken");
@@ -315,6 +318,7 @@ fn protocol_output_checks(c: &mut Checks) {
         Ok(f) => {
             let mut out = platform::ProtocolOutput::new(f, platform::InputEnded::default(), Duration::from_secs(10), || {});
             c.check(out.write_all(&data).is_ok() && out.flush().is_ok(), "the protocol output writes a file");
+            c.check(out.abandoned().is_none(), "... and goes on writing");
             drop(out);
             c.check(std::fs::read(&path).map(|d| d.len()).ok() == Some(data.len()), "... every byte");
         }

@@ -169,29 +169,45 @@ test_that("SIGTERM during that grace ends the wait at once", {
   expect_no_match(out$stderr, "read nothing from standard output", fixed = TRUE)
 })
 
-test_that("after the end of input, a client that reads slowly still gets every answer whole", {
+test_that("after the end of input or a SIGINT, a client that reads slowly still gets every answer whole", {
   skip_if_no_mcplite_child()
-  proc <- mcp_start(mcp_fixture_server())
-  on.exit(mcp_kill(proc), add = TRUE)
-  sizes <- c(3000, 5000)
-  ids <- sprintf("big%d", seq_along(sizes))
-  mcp_send(proc, paste(mapply(so_big_call, ids, sizes), collapse = "\n"))
-  close(proc$process$get_input_connection())
-  # Read in sips between pauses: the pipe is full most of the time, but the
-  # client keeps taking bytes, so the grace never runs out.
-  chunks <- list()
-  done <- wait_until(function() {
-    chunk <- tryCatch(readBin(proc$con, "raw", 65536L), error = function(e) raw())
-    chunks[[length(chunks) + 1L]] <<- chunk
-    !proc$process$is_alive() && length(chunk) == 0
-  }, 120)
-  expect_true(done)
-  lines <- strsplit(rawToChar(do.call(c, chunks)), "\n", fixed = TRUE)[[1]]
-  expect_length(lines, 2)
-  for (i in seq_along(lines)) {
-    r <- jsonlite::parse_json(lines[[i]])
-    expect_identical(r$id, ids[[i]])
-    expect_true(identical(hs_text(r), so_big_text(sizes[[i]])), info = ids[[i]])
+  skip_unless_posix("signals")
+  cases <- list(
+    `end of input` = list(sizes = c(3000, 5000), stop = function(proc) close(proc$process$get_input_connection())),
+    # One request: the signal comes once its answer has begun, so the server
+    # has read it (a request not read before a stop is never answered).
+    SIGINT = list(sizes = 8000, stop = function(proc) proc$process$interrupt())
+  )
+  for (label in names(cases)) {
+    case <- cases[[label]]
+    proc <- mcp_start(mcp_fixture_server())
+    ids <- sprintf("big%d", seq_along(case$sizes))
+    mcp_send(proc, paste(mapply(so_big_call, ids, case$sizes), collapse = "\n"))
+    chunks <- list()
+    sip <- function() {
+      chunk <- tryCatch(readBin(proc$con, "raw", 65536L), error = function(e) raw())
+      chunks[[length(chunks) + 1L]] <<- chunk
+      chunk
+    }
+    # Barrier: the first answer has begun.
+    expect_true(wait_until(function() length(sip()) > 0, 60), info = label)
+    case$stop(proc)
+    # Read in sips between pauses: the pipe is full most of the time, but the
+    # client keeps taking bytes, so the grace never runs out.
+    done <- wait_until(function() {
+      chunk <- sip()
+      !proc$process$is_alive() && length(chunk) == 0
+    }, 120)
+    expect_true(done, info = label)
+    lines <- strsplit(rawToChar(do.call(c, chunks)), "\n", fixed = TRUE)[[1]]
+    expect_length(lines, length(case$sizes))
+    for (i in seq_along(lines)) {
+      r <- jsonlite::parse_json(lines[[i]])
+      expect_identical(r$id, ids[[i]], info = label)
+      expect_true(identical(hs_text(r), so_big_text(case$sizes[[i]])), info = sprintf("%s: %s", label, ids[[i]]))
+    }
+    expect_identical(proc$process$get_exit_status(), 0L, info = label)
+    expect_no_match(mcp_stderr(proc), "read nothing from standard output", fixed = TRUE, info = label)
+    mcp_kill(proc)
   }
-  expect_identical(proc$process$get_exit_status(), 0L)
 })

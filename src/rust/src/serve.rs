@@ -225,7 +225,8 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     drop(guard);
     // A line cut short is the last thing on standard output (the service
     // layer writes nothing once a write failed).
-    match output.abandoned() {
+    let abandoned = if ending.is_ok() { output.abandoned() } else { None };
+    match abandoned {
         Some(Abandoned::Terminate) => {
             diag("mcplite: asked to stop (a signal) while the client was not reading standard output; the server stopped without writing the rest of its answers.");
             return Ok("stopped");

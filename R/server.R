@@ -198,6 +198,18 @@
 #' with a tool error saying the server stopped. More SIGINTs change nothing.
 #' Every request read gets exactly one answer.
 #'
+#' **A client that does not read.** An answer is always written whole: when
+#' standard output is full (the client is not reading, or its pipe is
+#' non-blocking and full), the server waits for the client to take more,
+#' however long that takes while serving goes on. Once serving stops, that
+#' wait is bounded: after the end of input or a SIGINT, the server waits
+#' while the client reads, and gives up once the client has read nothing for
+#' 10 seconds (one line on standard error says it waits); a SIGTERM or SIGHUP
+#' ends the wait at once. The server then writes nothing more (the answer it
+#' was writing is left cut short, the last bytes on standard output), says
+#' so on standard error, and `Rscript` exits with status 0. On Windows, a
+#' write blocked on a full pipe is not ended by a stop.
+#'
 #' A SIGINT (Ctrl-C) while a tool runs in the server process interrupts that
 #' tool, and its call becomes a tool error; serving goes on. SIGTERM or
 #' SIGHUP interrupts it too and then stops the server. R code the server runs

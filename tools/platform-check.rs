@@ -160,6 +160,8 @@ fn stoppable_input_checks(c: &mut Checks, input: std::fs::File) {
         Ok(pair) => pair,
         Err(e) => return c.check(false, &format!("stoppable input: {}", e)),
     };
+    let ended = stopper.input_ended();
+    c.check(!ended.get(), "the input has not ended at first");
     let started = std::time::Instant::now();
     if cfg!(unix) {
         let (tx, rx) = mpsc::channel();
@@ -170,6 +172,7 @@ fn stoppable_input_checks(c: &mut Checks, input: std::fs::File) {
         std::thread::sleep(Duration::from_millis(50));
         c.check(stopper.stop(Duration::from_secs(5)), "a reader blocked on the input is stopped and drops it");
         c.check(rx.recv_timeout(Duration::from_secs(1)) == Ok(0), "... its read returns end of file");
+        c.check(ended.get(), "... which counts as the end of input");
         c.check(reader.join().is_ok(), "... and its thread ends");
     } else {
         c.check(!stopper.stop(Duration::from_secs(5)), "a piped input says it cannot be woken");
@@ -260,6 +263,70 @@ fn stop_signal_checks(c: &mut Checks) {
     }
 }
 
+/// The protocol output waits for a full pipe, even one whose file
+/// description is non-blocking, and delivers every byte; a request to
+/// terminate ends a write nobody reads.
+#[cfg(unix)]
+fn protocol_output_checks(c: &mut Checks) {
+    use std::os::unix::io::{AsRawFd, FromRawFd};
+    let pipe = || {
+        let mut fds = [0 as c_int; 2];
+        unsafe { libc::pipe(fds.as_mut_ptr()) };
+        unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) }
+    };
+    let data = vec![b'x'; 1 << 20];
+    let (mut r, w) = pipe();
+    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    let reader = std::thread::spawn(move || {
+        let mut got = 0usize;
+        let mut buf = [0u8; 1000];
+        loop {
+            std::thread::sleep(Duration::from_micros(200));
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => return got,
+                Ok(n) => got += n,
+            }
+        }
+    });
+    let mut out = platform::ProtocolOutput::new(w, platform::InputEnded::default(), Duration::from_secs(10), || {});
+    c.check(out.write_all(&data).is_ok(), "a full non-blocking pipe is waited for, not taken as closed");
+    drop(out);
+    c.check(reader.join().ok() == Some(data.len()), "... and every byte arrives");
+
+    let signals = platform::StopSignals::install();
+    c.check(signals.is_ok(), "stop signals for the blocked write");
+    let (_r, w) = pipe();
+    let raiser = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(200));
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    });
+    let mut out = platform::ProtocolOutput::new(w, platform::InputEnded::default(), Duration::from_secs(3600), || {});
+    let written = out.write_all(&data);
+    c.check(
+        written.is_err() && out.abandoned() == Some(platform::Abandoned::Terminate),
+        "a request to terminate ends a write nobody reads",
+    );
+    let _ = raiser.join();
+    drop(signals);
+}
+
+#[cfg(windows)]
+fn protocol_output_checks(c: &mut Checks) {
+    let path = std::env::temp_dir().join(format!("platform-check-output-{}", std::process::id()));
+    let data = vec![b'x'; 1 << 20];
+    match std::fs::File::create(&path) {
+        Ok(f) => {
+            let mut out = platform::ProtocolOutput::new(f, platform::InputEnded::default(), Duration::from_secs(10), || {});
+            c.check(out.write_all(&data).is_ok() && out.flush().is_ok(), "the protocol output writes a file");
+            c.check(out.abandoned().is_none(), "... and goes on writing");
+            drop(out);
+            c.check(std::fs::read(&path).map(|d| d.len()).ok() == Some(data.len()), "... every byte");
+        }
+        Err(e) => c.check(false, &format!("create the output file: {}", e)),
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// The trace file: appended to, and never waited on.
 fn trace_file_checks(c: &mut Checks) {
     let path = std::env::temp_dir().join(format!("platform-check-trace-{}", std::process::id()));
@@ -300,6 +367,7 @@ fn subject(marker: &str) -> i32 {
 
     stop_signal_checks(&mut c);
     trace_file_checks(&mut c);
+    protocol_output_checks(&mut c);
 
     let mut guard = match platform::StdioGuard::install() {
         Ok(g) => g,

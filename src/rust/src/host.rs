@@ -4,6 +4,7 @@
 use crate::build;
 use crate::ffi::{self, RFailure};
 use crate::platform;
+use crate::platform::ProtocolOutput;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests};
@@ -11,7 +12,6 @@ use mcplite_core::envelope::RequestId;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::{Tool, ToolHost};
-use std::fs::File;
 use std::io::Write;
 use std::sync::Mutex;
 
@@ -27,14 +27,14 @@ pub struct RHost {
 /// The request whose tool runs in this process now, for the exit hook.
 static IN_FLIGHT: Mutex<Option<RequestId>> = Mutex::new(None);
 /// The protocol output while serving, for the exit hook.
-static EXIT_OUTPUT: Mutex<Option<File>> = Mutex::new(None);
+static EXIT_OUTPUT: Mutex<Option<ProtocolOutput>> = Mutex::new(None);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Arm the exit hook with (a duplicate of) the protocol output; `None` disarms it.
-pub fn set_exit_output(out: Option<File>) {
+pub fn set_exit_output(out: Option<ProtocolOutput>) {
     *lock(&EXIT_OUTPUT) = out;
     if lock(&EXIT_OUTPUT).is_none() {
         *lock(&IN_FLIGHT) = None;

@@ -3,11 +3,12 @@
 
 use crate::ffi;
 use crate::host::{self, RFun, RHost};
-use crate::platform::{stoppable_input, StdioGuard, StopSignals};
+use crate::platform::{stoppable_input, Abandoned, ProtocolOutput, StdioGuard, StopSignals};
 use crate::sexp::Sx;
 use crate::workers::WorkerHost;
 use extendr_api::prelude::*;
 use mcplite_core::r::{field, string1, Formals};
+use mcplite_core::serve::END_GRACE;
 use mcplite_core::telemetry::{diag, Telemetry};
 use mcplite_core::{serve, Ending, Server, ServerInfo, Tool};
 use std::cell::Cell;
@@ -96,6 +97,15 @@ fn list_len(x: &Sx) -> usize {
 /// How long `run` waits for the input reader thread to end once serving has.
 const READER_STOP_WAIT: Duration = Duration::from_secs(2);
 
+/// Said once when a write waits for a client that does not read while
+/// serving stops: why the process has not exited yet, in the client's log.
+fn say_waiting_for_reader() {
+    diag(&format!(
+        "mcplite: stopping; waiting up to {} s for the client to read standard output (a request to terminate, such as SIGTERM, ends the wait).",
+        END_GRACE.as_secs()
+    ));
+}
+
 /// What `rust_serve()` is given: one named list from `serve_specs()`
 /// (R/invoke.R), read by name.
 pub struct Settings {
@@ -140,7 +150,7 @@ impl Settings {
 }
 
 /// Serve; returns how serving ended ("end of input", "output closed",
-/// "stopped").
+/// "stopped", "output not read").
 pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     let Settings { specs, instructions, json_opts, invoker, info, on_start, workers } = settings;
     let _serving = Serving::start()?;
@@ -170,14 +180,22 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     if guard.input_is_terminal() {
         diag("mcplite: waiting for an MCP client to talk JSON-RPC on standard input (this script is an MCP server); press Ctrl-C to stop it.");
     }
-    host::set_exit_output(guard.output().try_clone().ok());
     // The reader thread must not outlive serving: blocked on a terminal, it
     // would swallow what is typed at the R console afterwards.
     let (input, input_stopper) = stoppable_input(input).map_err(|e| format!("cannot read standard input: {e}"))?;
+    // Writes wait while the client does not read, until serving stops (see
+    // platform::ProtocolOutput); the exit hook writes the same way.
+    let input_ended = input_stopper.input_ended();
+    let mut protocol_output = || {
+        let file = guard.output().try_clone()?;
+        Ok::<_, std::io::Error>(ProtocolOutput::new(file, input_ended.clone(), END_GRACE, say_waiting_for_reader))
+    };
+    host::set_exit_output(protocol_output().ok());
+    let mut output = protocol_output().map_err(|e| format!("cannot write standard output: {e}"))?;
     let input = BufReader::with_capacity(1 << 16, input);
     let ending = if workers.is_null() {
         let mut host = RHost { invoker };
-        serve(input, guard.output(), &mut server, &mut host, &mut traced.telemetry)
+        serve(input, &mut output, &mut server, &mut host, &mut traced.telemetry)
     } else {
         // Daemons start only now, with the guard in place: they inherit a
         // null standard input and standard error as their standard output,
@@ -186,7 +204,7 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
         match WorkerHost::start(&workers) {
             Ok(mut host) => {
                 traced.telemetry.end_workers_start(starting, None);
-                let ending = serve(input, guard.output(), &mut server, &mut host, &mut traced.telemetry);
+                let ending = serve(input, &mut output, &mut server, &mut host, &mut traced.telemetry);
                 host.stop();
                 ending
             }
@@ -205,6 +223,23 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     drop(traced);
     drop(signals);
     drop(guard);
+    // A line cut short is the last thing on standard output (the service
+    // layer writes nothing once a write failed).
+    let abandoned = if ending.is_ok() { output.abandoned() } else { None };
+    match abandoned {
+        Some(Abandoned::Terminate) => {
+            diag("mcplite: asked to stop (a signal) while the client was not reading standard output; the server stopped without writing the rest of its answers.");
+            return Ok("stopped");
+        }
+        Some(Abandoned::NotRead) => {
+            diag(&format!(
+                "mcplite: stopping, and the client read nothing from standard output for {} s; the server stopped without writing the rest of its answers.",
+                END_GRACE.as_secs()
+            ));
+            return Ok("output not read");
+        }
+        None => {}
+    }
     match ending {
         Ok(Ending::EndOfInput) => Ok("end of input"),
         Ok(Ending::OutputClosed) => Ok("output closed"),

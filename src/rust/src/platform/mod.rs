@@ -50,6 +50,27 @@
 //!   Rust's `std::io` and child processes use, `DuplicateHandle` without
 //!   inheritance for the private copies, `NUL` as the null device.
 //!
+//! # Writing to a client that does not read
+//!
+//! [`ProtocolOutput`] writes the protocol's lines. A full standard output
+//! (a pipe the client does not read, or one whose file description has
+//! `O_NONBLOCK` set, where `write()` fails with `EAGAIN`) means wait, never
+//! "closed": the write waits until the output can take more and goes on
+//! from where it stopped, so a line is written whole. The wait ends early
+//! only when serving stops (see [`Abandoned`]): at once on a request to
+//! terminate (SIGTERM, SIGHUP; Windows' close, logoff and shutdown events),
+//! and after the grace once the client has taken nothing for that long since
+//! the end of input or a stop request (SIGINT). The rest of that line is
+//! then never written, nor anything after it (the caller counts the output
+//! as closed), so a half message is only ever the last bytes of the stream.
+//!
+//! Unix waits in `select()` for the output to take more, looking at the
+//! stop requests at least every [`OUTPUT_TICK`], and writes at most
+//! `PIPE_BUF` bytes at a time, which a pipe `select()` calls writable takes
+//! without blocking even when the file description blocks. Windows writes
+//! with a plain blocking `WriteFile`: a write blocked on a full pipe is not
+//! ended by a stop there (the process is ended by the client's next step).
+//!
 //! The reader thread must not outlive serving (blocked on a terminal, it
 //! would take what the user types next at the R console):
 //! [`stoppable_input`] wraps the protocol input so that another thread can
@@ -201,12 +222,25 @@ pub struct StoppableInput {
     file: File,
     wake: Arc<imp::Wake>,
     gone: Arc<Gone>,
+    ended: InputEnded,
 }
 
 /// Stops a [`StoppableInput`]'s reads from another thread.
 pub struct InputStopper {
     wake: Arc<imp::Wake>,
     gone: Arc<Gone>,
+    ended: InputEnded,
+}
+
+/// Whether a [`StoppableInput`] has reached the end of its input (or failed):
+/// the client will send nothing more.
+#[derive(Clone, Default)]
+pub struct InputEnded(Arc<AtomicBool>);
+
+impl InputEnded {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// Set when the input is dropped (its reader thread is ending).
@@ -228,7 +262,9 @@ struct Gone {
 pub fn stoppable_input(file: File) -> io::Result<(StoppableInput, InputStopper)> {
     let wake = Arc::new(imp::Wake::new(&file)?);
     let gone = Arc::new(Gone::default());
-    Ok((StoppableInput { file, wake: Arc::clone(&wake), gone: Arc::clone(&gone) }, InputStopper { wake, gone }))
+    let ended = InputEnded::default();
+    let input = StoppableInput { file, wake: Arc::clone(&wake), gone: Arc::clone(&gone), ended: ended.clone() };
+    Ok((input, InputStopper { wake, gone, ended }))
 }
 
 fn lock_gone(gone: &Gone) -> std::sync::MutexGuard<'_, bool> {
@@ -238,7 +274,15 @@ fn lock_gone(gone: &Gone) -> std::sync::MutexGuard<'_, bool> {
 
 impl io::Read for StoppableInput {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.wake.read(&mut self.file, buf)
+        let got = self.wake.read(&mut self.file, buf);
+        let ended = match &got {
+            Ok(n) => *n == 0 && !buf.is_empty(),
+            Err(e) => e.kind() != io::ErrorKind::Interrupted,
+        };
+        if ended {
+            self.ended.0.store(true, Ordering::SeqCst);
+        }
+        got
     }
 }
 
@@ -250,6 +294,11 @@ impl Drop for StoppableInput {
 }
 
 impl InputStopper {
+    /// Set once the input reaches its end (or fails).
+    pub fn input_ended(&self) -> InputEnded {
+        self.ended.clone()
+    }
+
     /// Wake the reader and wait up to `within` for it to drop the input
     /// (closing its descriptor). True when the input is gone.
     pub fn stop(self, within: Duration) -> bool {
@@ -272,5 +321,94 @@ impl InputStopper {
             };
         }
         true
+    }
+}
+
+/// How often a write waiting for the client to read looks at the stop
+/// requests (a signal that lands on another thread does not end the wait).
+pub const OUTPUT_TICK: Duration = Duration::from_millis(50);
+
+/// Why a [`ProtocolOutput`] stopped writing (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Abandoned {
+    /// A request to terminate came while the client was not reading.
+    Terminate,
+    /// After the end of input or a stop request, the client took nothing
+    /// for the grace.
+    NotRead,
+}
+
+/// The protocol output: waits while the client does not read, until serving
+/// stops (see the module documentation).
+pub struct ProtocolOutput {
+    file: File,
+    input_ended: InputEnded,
+    grace: Duration,
+    /// Called once, when a write first waits for the client within the grace.
+    on_grace: fn(),
+    graced: bool,
+    /// Since when the client has taken nothing while serving stops.
+    quiet_since: Option<Instant>,
+    abandoned: Option<Abandoned>,
+}
+
+impl ProtocolOutput {
+    /// Writes to `file` (a copy of the guard's output): waits for a client
+    /// that does not read until a request to terminate comes, or, once
+    /// `input_ended` or a stop request, until it has taken nothing for `grace`
+    /// (`on_grace` is called the first time such a wait starts, to say so).
+    pub fn new(file: File, input_ended: InputEnded, grace: Duration, on_grace: fn()) -> ProtocolOutput {
+        ProtocolOutput { file, input_ended, grace, on_grace, graced: false, quiet_since: None, abandoned: None }
+    }
+
+    /// Why writing stopped, if it did; nothing is written from then on.
+    pub fn abandoned(&self) -> Option<Abandoned> {
+        self.abandoned
+    }
+
+    fn should_abandon(&mut self) -> Option<Abandoned> {
+        let (requests, terminations) = stop_requests();
+        if terminations > 0 {
+            return Some(Abandoned::Terminate);
+        }
+        if requests > 0 || self.input_ended.get() {
+            let since = *self.quiet_since.get_or_insert_with(Instant::now);
+            if !self.graced {
+                self.graced = true;
+                (self.on_grace)();
+            }
+            if since.elapsed() >= self.grace {
+                return Some(Abandoned::NotRead);
+            }
+        }
+        None
+    }
+}
+
+impl io::Write for ProtocolOutput {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if let Some(why) = self.abandoned {
+                let what = match why {
+                    Abandoned::Terminate => "asked to terminate while the client was not reading",
+                    Abandoned::NotRead => "the client stopped reading while the server stopped",
+                };
+                return Err(io::Error::new(io::ErrorKind::Other, what));
+            }
+            match imp::write_when_ready(&self.file, buf, OUTPUT_TICK)? {
+                Some(n) => {
+                    self.quiet_since = None;
+                    return Ok(n);
+                }
+                None => self.abandoned = self.should_abandon(),
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::Write::flush(&mut &self.file)
     }
 }

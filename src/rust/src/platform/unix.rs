@@ -308,3 +308,45 @@ impl Wake {
         }
     }
 }
+
+/// Write the start of `buf` (at most `PIPE_BUF` bytes) once `file` can take
+/// it, waiting at most `wait`; `None` when it could not. A pipe that
+/// `select()` calls writable has room for `PIPE_BUF` bytes, so the write
+/// returns at once even on a blocking file description; on a non-blocking one
+/// `EAGAIN` (another writer filled it first) is `None` too. A descriptor
+/// beyond `select()`'s range is written to without waiting.
+pub(super) fn write_when_ready(file: &File, buf: &[u8], wait: std::time::Duration) -> io::Result<Option<usize>> {
+    use std::io::Write;
+    let fd = file.as_raw_fd();
+    if fd >= libc::FD_SETSIZE as libc::c_int {
+        return (&*file).write(buf).map(Some);
+    }
+    let mut timeout =
+        libc::timeval { tv_sec: wait.as_secs() as libc::time_t, tv_usec: wait.subsec_micros() as libc::suseconds_t };
+    // SAFETY: a zeroed fd_set is valid; FD_ZERO/FD_SET/FD_ISSET are given a
+    // descriptor below FD_SETSIZE (checked above); select() only reads and
+    // writes the set and the timeout, and may fail with EINTR.
+    let ready = unsafe {
+        let mut set: libc::fd_set = std::mem::zeroed();
+        libc::FD_ZERO(&mut set);
+        libc::FD_SET(fd, &mut set);
+        let r = libc::select(fd + 1, std::ptr::null_mut(), &mut set, std::ptr::null_mut(), &mut timeout);
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                return Ok(None);
+            }
+            return Err(e);
+        }
+        libc::FD_ISSET(fd, &set)
+    };
+    if !ready {
+        return Ok(None);
+    }
+    let chunk = &buf[..buf.len().min(libc::PIPE_BUF)];
+    match (&*file).write(chunk) {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => Ok(None),
+        Err(e) => Err(e),
+    }
+}

@@ -298,6 +298,14 @@ pub(super) fn restore_stop_signals(_: &SavedSignals) {
     }
 }
 
+/// Write `buf` to `file`, blocking until it takes some: Windows has no way
+/// here to wait for a pipe to take more without writing, so a write to a
+/// full pipe is not ended by a stop request (see the module documentation).
+pub(super) fn write_when_ready(file: &File, buf: &[u8], _wait: std::time::Duration) -> io::Result<Option<usize>> {
+    use std::io::Write;
+    (&*file).write(buf).map(Some)
+}
+
 pub(super) fn open_append_nonblocking(path: &str) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }

@@ -33,12 +33,18 @@ condition_text <- function(cnd, name, trim = TRUE) {
   msg
 }
 
+# The server's name and version for serverInfo (mcp_server()'s `name` and
+# `version`): mcplite and its version unless the script names itself.
+server_identity <- function(name = "mcplite", version = NULL) {
+  if (is.null(version)) version <- unname(getNamespaceVersion("mcplite"))
+  list(name = name, version = version)
+}
+
 # Serve already-validated tool specs (see src/rust/ARCHITECTURE.md).
 # `workers` is NULL (calls run in this process) or what workers_config()
 # returns.
-serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers = NULL) {
-  info <- list(name = "mcplite",
-               version = unname(getNamespaceVersion("mcplite")))
+serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers = NULL,
+                        info = server_identity()) {
   # If a tool ends R with quit(), R runs exit finalizers: the call in flight
   # still gets its answer.
   exit_hook <- new.env(parent = emptyenv())

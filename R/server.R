@@ -268,6 +268,12 @@
 #'   process, one at a time; a whole number `n` on `n` mirai daemons that
 #'   mcplite starts and stops; or `"mirai"` on the daemons the script set up
 #'   with [mirai::daemons()]. See "Workers" below.
+#' @param name,version How the server names itself to clients (`serverInfo`
+#'   in the `initialize` answer, and in every 2026-07-28 result's metadata),
+#'   each a single non-empty string; by default `"mcplite"` and the package's
+#'   version. Clients show the name in logs and some in their interface; the
+#'   name clients list the server under is the one in their configuration
+#'   (see [mcp_config()]).
 #'
 #' @return `NULL`, invisibly, once standard input has been closed. It is called
 #'   for its side effect of serving requests.
@@ -287,7 +293,8 @@
 #'   mcp_server(add_numbers, instructions = "Arithmetic helpers.")
 #' }
 #' @export
-mcp_server <- function(tools, instructions = NULL, workers = 0L) {
+mcp_server <- function(tools, instructions = NULL, workers = 0L, name = "mcplite",
+                       version = NULL) {
   call <- sys.call()
   if (missing(tools)) {
     abort_mcplite("`tools` is missing; give a tool or a list of tools.",
@@ -298,9 +305,11 @@ mcp_server <- function(tools, instructions = NULL, workers = 0L) {
   # A worker evaluating the script: register the tools there, do not serve.
   if (worker_loading()) worker_register(specs)
   check_string(instructions, "instructions", call = call, allow_null = TRUE)
+  check_string(name, "name", call = call, allow_empty = FALSE)
+  check_string(version, "version", call = call, allow_null = TRUE, allow_empty = FALSE)
   opts <- payload_options(call)
   workers <- workers_config(workers, call)
-  serve_specs(specs, instructions, opts, workers)
+  serve_specs(specs, instructions, opts, workers, info = server_identity(name, version))
   invisible(NULL)
 }
 

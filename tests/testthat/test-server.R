@@ -52,6 +52,9 @@ test_that("mcp_server() validates before serving", {
   expect_snapshot(error = TRUE, mcp_server())
   expect_snapshot(error = TRUE, mcp_server(list(hello, hello)))
   expect_snapshot(error = TRUE, mcp_server(hello, instructions = c("a", "b")))
+  expect_snapshot(error = TRUE, mcp_server(hello, name = ""))
+  expect_snapshot(error = TRUE, mcp_server(hello, name = NA_character_))
+  expect_snapshot(error = TRUE, mcp_server(hello, version = 2))
   old <- options(mcplite.json.null = "none")
   on.exit(options(old))
   expect_error(mcp_server(hello), class = "mcplite_error_option")
@@ -85,4 +88,27 @@ test_that("a broken server script exits at once with the message on stderr", {
   stderr <- paste(readLines(err), collapse = "\n")
   expect_match(stderr, "`tools[[1]]` must be a tool made with `tool()`", fixed = TRUE)
   expect_match(stderr, "Wrap plain functions with `tool()` first.", fixed = TRUE)
+})
+
+test_that("a server names itself with mcp_server(name =, version =), in every version", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(
+    'hello <- mcplite::tool(function() "hi", name = "hello", description = "Hi.")',
+    'mcplite::mcp_server(hello, name = "sales-tools", version = "1.2.3")'
+  ))
+  for (v in c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05")) {
+    client <- checked_client(script, env = child_env(), protocol = v)
+    expect_identical(client$server_info, list(name = "sales-tools", version = "1.2.3"))
+    client$call("hello")
+    if (v == "2026-07-28") {
+      answer <- jsonlite::fromJSON(client$.state()$last_response, simplifyVector = FALSE)
+      expect_identical(answer$result$`_meta`$`io.modelcontextprotocol/serverInfo`,
+                       list(name = "sales-tools", version = "1.2.3"))
+    }
+  }
+  # By default: mcplite and its version.
+  client <- fixture_client("2025-11-25")
+  expect_identical(client$server_info,
+                   list(name = "mcplite", version = as.character(utils::packageVersion("mcplite"))))
 })

@@ -172,14 +172,15 @@ tool_meta <- function(x) attr(x, "mcplite", exact = TRUE)
 print.mcplite_tool <- function(x, ...) {
   meta <- tool_meta(x)
   cat(sprintf("<mcplite tool> %s\n", meta[["name"]]))
-  cat(sprintf("Description: %s\n", meta[["description"]]))
-  if (!is.null(meta[["annotations"]])) {
-    cat("Annotations: ", json_fixed(meta[["annotations"]], "annotations"), "\n", sep = "")
+  # What clients see (camelCase names, the protocol's fields), from the core
+  # that serves it, rather than the R-side metadata.
+  listing <- rust_tool_listing(server_specs(x, sys.call())[[1]])
+  if (!is.null(listing$error)) {
+    cat(sprintf("Description: %s\n(cannot show what clients receive: %s)\n", meta[["description"]], listing$error))
+    return(invisible(x))
   }
-  cat("Input schema: ", json_fixed(meta[["input_schema"]], "input_schema"), "\n", sep = "")
-  if (!is.null(meta[["output_schema"]])) {
-    cat("Output schema: ", json_fixed(meta[["output_schema"]], "output_schema"), "\n", sep = "")
-  }
+  cat(sprintf("What a %s client receives in tools/list:\n", listing$value$version))
+  cat(listing$value$json, "\n", sep = "")
   invisible(x)
 }
 

@@ -215,7 +215,7 @@ test_that("re-wrapping a tool replaces its metadata", {
   expect_equal(t2("z"), "z")
 })
 
-test_that("tools print name, description and input schema", {
+test_that("tools print what a client receives in tools/list", {
   t <- tool(
     function(city) city,
     name = "weather", description = "Look up the weather.",
@@ -223,6 +223,11 @@ test_that("tools print name, description and input schema", {
     annotations = list(read_only_hint = TRUE)
   )
   expect_snapshot(print(t))
+  # The protocol's names, not the R-side ones.
+  shown <- paste(capture.output(print(t)), collapse = "\n")
+  expect_match(shown, '"readOnlyHint": true', fixed = TRUE)
+  expect_match(shown, '"inputSchema"', fixed = TRUE)
+  expect_false(grepl("read_only_hint|input_schema", shown))
   expect_snapshot(tool(function() 1, "Nothing.", name = "noop", output_schema = type_object()))
 })
 

@@ -122,6 +122,22 @@ fn rust_on_exit() {
     host::on_r_exit();
 }
 
+/// What a client of the preferred protocol version receives for one tool in
+/// `tools/list` (the tool's print method): `list(version, json)`, the JSON
+/// indented. `spec` is one of the specs `server_specs()` makes.
+/// @noRd
+#[extendr]
+fn rust_tool_listing(spec: Robj) -> Robj {
+    outcome((|| {
+        let def = mcplite_core::r::spec::read_tool(&Sx::borrowed(&spec))?;
+        let version = &mcplite_core::version::VERSIONS[0];
+        let listed = mcplite_core::projection::project_tool(&def, version);
+        let json = serde_json::to_string_pretty(&listed).map_err(|e| e.to_string())?;
+        let text = |s: &str| ffi::string(s).map_err(|e| e.to_string());
+        Ok(list!(version = text(version.id)?, json = text(&json)?).into())
+    })())
+}
+
 /// On a worker: point stdout at stderr and stdin at the null device, so that
 /// protocol streams inherited from a server are neither written nor held.
 /// @noRd
@@ -137,6 +153,7 @@ extendr_module! {
     fn rust_to_json_fixed;
     fn rust_check;
     fn rust_check_tool_result;
+    fn rust_tool_listing;
     fn rust_to_json;
     fn rust_json_size;
     fn rust_serve;

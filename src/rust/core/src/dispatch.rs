@@ -265,6 +265,9 @@ pub struct Facts {
     pub failure: Option<String>,
     /// The tool called.
     pub tool: Option<String>,
+    /// The result holds a finite non-zero number written as 0 (too few
+    /// decimal places in the payload options), for a line to the author.
+    pub zeroed_number: bool,
 }
 
 /// An answer line and what happened.
@@ -299,6 +302,8 @@ pub struct Server<F> {
     json_options: rjson::Options,
     /// `{"name":...,"version":...}`, for modern results' `_meta`.
     server_info: std::sync::Arc<Value>,
+    /// Tools whose author was told that a number was sent as 0 (once each).
+    zero_noted: std::collections::HashSet<String>,
 }
 
 fn error_answer(id: &RequestId, version: Option<VersionIndex>, err: RpcError) -> Answer {
@@ -350,7 +355,33 @@ impl<F> Server<F> {
         }
         let by_name: HashMap<String, Tool<F>> = names.into_iter().zip(tools).collect();
         let server_info = std::sync::Arc::new(json!({"name": info.name, "version": info.version}));
-        Ok(Server { tools: by_name, instructions, legacy: None, tools_json, json_options, server_info })
+        Ok(Server {
+            tools: by_name,
+            instructions,
+            legacy: None,
+            tools_json,
+            json_options,
+            server_info,
+            zero_noted: Default::default(),
+        })
+    }
+
+    /// The line for the author, the first time a result of `tool` held a
+    /// finite non-zero number written as 0: jsonlite's `digits` keeps that
+    /// many decimal places, and the option to set. (`mcp_check()` reports
+    /// the line; R/check.R matches "was sent as 0".)
+    pub fn zeroed_note(&mut self, tool: &str) -> Option<String> {
+        if !self.zero_noted.insert(tool.to_string()) {
+            return None;
+        }
+        let kept = match self.json_options.digits {
+            rjson::Digits::Decimal(p) => format!("numbers keep {p} decimal places"),
+            _ => "numbers keep too few digits".to_string(),
+        };
+        Some(format!(
+            "mcplite: tool {tool}: a non-zero number was sent as 0 ({kept}, options(mcplite.json.digits)); \
+             set options(mcplite.json.digits = NA) for every digit, or I(n) for n significant digits, at the top of the script"
+        ))
     }
 
     fn server_info_value(&self) -> Value {
@@ -559,6 +590,8 @@ impl<F> Server<F> {
                 let ended =
                     Ended { id: id.clone(), version: v, tool: name.to_string(), server_info: self.server_info.clone() };
                 owe(ended);
+                // What the tool itself serializes (tool_result()) counts for it.
+                rjson::take_zeroed();
                 match host.call(tool, arguments, CallContext { traceparent, id: id.clone() }) {
                     Started::Done(f) => f,
                     Started::Running(task) => {
@@ -588,6 +621,7 @@ impl<F> Server<F> {
                 tool_error: result.is_error,
                 failure,
                 tool: Some(tool.to_string()),
+                zeroed_number: rjson::take_zeroed(),
             },
         }
     }

@@ -211,6 +211,11 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             let more = if lines.next().is_some() { " ..." } else { "" };
             diag(&format!("mcplite: tool {tool} failed: {first}{more}"));
         }
+        if let (Some(tool), true) = (&answer.facts.tool, answer.facts.zeroed_number) {
+            if let Some(line) = self.server.zeroed_note(tool) {
+                diag(&line);
+            }
+        }
         self.telemetry.end(span, &answer.facts);
         let settle = |id: Option<&RequestId>| {
             if let (Some(id), Some(_)) = (id, &answer.facts.tool) {

@@ -8,7 +8,7 @@
 
 use super::escape::{write_base64, write_hex_byte, write_json_string};
 use super::names::clean_names;
-use super::number::{write_f64, write_f64_short, write_i32, write_i32_short, Digits, SHORT_ROOM};
+use super::number::{write_f64, write_f64_short, write_i32, write_i32_short, zeroed, Digits, SHORT_ROOM};
 use super::out::put;
 use super::value::{is_na_real, Conversion, RType, RValue};
 use super::{NaOption, NullMode, Options};
@@ -226,11 +226,13 @@ pub struct Encoder<'o> {
     opts: &'o Options,
     pub out: Vec<u8>,
     depth: usize,
+    /// A finite non-zero number was written as 0 (`digits` too few).
+    pub zeroed: bool,
 }
 
 impl<'o> Encoder<'o> {
     pub fn new(opts: &'o Options, out: Vec<u8>) -> Self {
-        Encoder { opts, out, depth: 0 }
+        Encoder { opts, out, depth: 0, zeroed: false }
     }
 
     /// Writes `x` as `jsonlite::toJSON()` would with these options.
@@ -826,11 +828,15 @@ impl<'o> Encoder<'o> {
                     // number is a stand-in the caller drops, so NAs scattered
                     // at random cost no mispredicted branch.
                     let finite = x.is_finite();
+                    let start = out.len();
                     write_f64(out, if finite { x } else { 1.0 }, self.opts.digits);
+                    self.zeroed |= zeroed(&out[start..], x);
                     return finite;
                 }
                 if x.is_finite() {
+                    let start = out.len();
                     write_f64(out, x, self.opts.digits);
+                    self.zeroed |= zeroed(&out[start..], x);
                     true
                 } else {
                     write_na(out, *na, NaKind::Number(nonfinite_text(x)))
@@ -928,7 +934,9 @@ impl<'o> Encoder<'o> {
                 if !x.is_finite() {
                     return Ok(write_na(out, *na, NaKind::Number(nonfinite_text(x))));
                 }
+                let start = out.len();
                 write_f64(out, x, self.opts.digits);
+                self.zeroed |= zeroed(&out[start..], x);
             }
             Column::Character(v, na) => match v.str_elt(i) {
                 Some(s) => write_json_string(out, &s),

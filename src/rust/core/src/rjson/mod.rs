@@ -62,7 +62,29 @@ impl Default for Options {
 pub fn to_json_into<V: RValue>(x: &V, opts: &Options, out: Vec<u8>) -> Result<Vec<u8>, String> {
     let mut enc = encode::Encoder::new(opts, out);
     enc.write_root(x)?;
+    if enc.zeroed {
+        ZEROED.with(|z| z.set(true));
+    }
     Ok(enc.out)
+}
+
+thread_local! {
+    /// Whether this thread wrote a finite non-zero number as 0 since
+    /// [`take_zeroed`] last asked: the server tells the author once per tool
+    /// (the payload `digits` keep too few decimal places). A tool's
+    /// `tool_result()` is serialized while it runs, its plain value after, on
+    /// the same thread, so the flag covers both.
+    static ZEROED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a number was written as 0 that is not (see [`ZEROED`]); clears it.
+pub fn take_zeroed() -> bool {
+    ZEROED.with(|z| z.replace(false))
+}
+
+/// Notes that a number was written as 0 elsewhere (a worker's serializer).
+pub fn note_zeroed() {
+    ZEROED.with(|z| z.set(true));
 }
 
 /// Serializes `x` to JSON text.

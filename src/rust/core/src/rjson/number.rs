@@ -222,8 +222,10 @@ pub const SHORT_ROOM: usize = 16;
 pub unsafe fn write_f64_short(dst: *mut u8, val: f64, digits: Digits) -> Option<usize> {
     let Digits::Decimal(p @ 1..=4) = digits else { return None };
     let a = val.abs();
-    // Also false for NaN.
-    if !(a > 1e-5 && a < 10_000.0) {
+    // Also false for NaN. Values that round to 0 at `p` decimals go to
+    // [`write_f64`] too (same text), where the encoder notes them: rare, so
+    // the short path stays free of that check.
+    if !(a >= ZERO_BELOW[p as usize] && a < 10_000.0) {
         return None;
     }
     let (neg, whole, frac) = modp_parts(val, p as usize);
@@ -232,6 +234,20 @@ pub unsafe fn write_f64_short(dst: *mut u8, val: f64, digits: Digits) -> Option<
     }
     // SAFETY: the caller's contract.
     Some(unsafe { modp_short_at(dst, neg, whole, frac * POW10_U32[4 - p as usize]) })
+}
+
+/// Just above half a unit of the last of `p` decimal places (1 to 4): a
+/// magnitude below it may be written as 0 (at exactly half, rounding goes
+/// either way); one at or above it never is. `ZERO_BELOW[0]` is unused.
+/// All above 1e-5, where jsonlite switches to significant digits, as the
+/// short path requires.
+const ZERO_BELOW: [f64; 5] = [f64::INFINITY, 0.050001, 0.0050001, 0.00050001, 0.000050001];
+
+/// Whether `text`, the JSON [`write_f64`] wrote for the finite `val`, is a
+/// zero that `val` is not: too few decimal places for a small number.
+#[inline(always)]
+pub fn zeroed(text: &[u8], val: f64) -> bool {
+    matches!(text, b"0" | b"-0") && val != 0.0
 }
 
 /// Writes an integer below 10^8 in magnitude at `dst` and returns the

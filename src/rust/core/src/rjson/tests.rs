@@ -703,3 +703,46 @@ fn check_compact_loop() {
         println!("{name}: {:.0} MB/s", text.len() as f64 / 1e6 / best);
     }
 }
+
+/// Whether serializing `x` wrote a finite non-zero number as 0, and the text.
+fn zeroed_after(x: &TV, o: Options) -> (bool, String) {
+    take_zeroed();
+    let text = j_with(x, o);
+    (take_zeroed(), text)
+}
+
+#[test]
+fn a_non_zero_number_written_as_zero_is_noted() {
+    let four = Options::default();
+    // Vectors, scalars, list members, data-frame cells (the row loop's short
+    // path and the general one), negative numbers, each written as 0.
+    for (x, text) in [
+        (dbl(&[1.2e-5, 1.0]), "[0,1]"),
+        (dbl(&[4.9e-5]), "0"),
+        (dbl(&[-3e-5]), "-0"),
+        (named(vec![(Some("p"), dbl(&[2e-5]))]), r#"{"p":0}"#),
+        (df(vec![("p", dbl(&[0.5, 3e-5]))], 2), r#"[{"p":0.5},{"p":0}]"#),
+        (df(vec![("p", dbl(&[3e-5, 1e9]))], 2), r#"[{"p":0},{"p":1000000000}]"#),
+    ] {
+        assert_eq!(zeroed_after(&x, four), (true, text.to_string()), "{text}");
+    }
+    // Zeros that are zeros, numbers kept, tiny numbers jsonlite writes with
+    // significant digits, and other digit settings: nothing to say.
+    for x in [dbl(&[0.0, 1.0, 6e-5, 1e-6]), df(vec![("p", dbl(&[0.0, 0.25, 6e-5]))], 3)] {
+        assert!(!zeroed_after(&x, four).0);
+    }
+    for digits in [Digits::Significant(4), Digits::Max] {
+        assert!(!zeroed_after(&dbl(&[1.2e-5]), Options { digits, ..four }).0);
+    }
+    assert!(zeroed_after(&dbl(&[0.04]), Options { digits: Digits::Decimal(1), ..four }).0);
+    assert!(!zeroed_after(&dbl(&[0.06]), Options { digits: Digits::Decimal(1), ..four }).0);
+    // At half a unit, whichever way it rounds, the note says what was written
+    // (the row loop's short path leaves such values to the noting path).
+    for x in [0.05, 0.050001, 0.0499999] {
+        let frame = df(vec![("p", dbl(&[x]))], 1);
+        let (noted, text) = zeroed_after(&frame, Options { digits: Digits::Decimal(1), ..four });
+        assert_eq!(noted, text == r#"[{"p":0}]"#, "{x}: {text}");
+    }
+    // Asking clears it.
+    assert!(!take_zeroed());
+}

@@ -1,12 +1,16 @@
 //! MCP clients' configuration files, for `mcp_config(write = TRUE)`: merge one
 //! server entry into a client's JSON or TOML file, keeping every other server
-//! and setting, and replace the file atomically, keeping the old one as a
-//! backup. Also the default file of each client on each system.
+//! and setting, and replace the file safely, keeping the old one as a backup
+//! (see [`write_entry`]). Also the default file of each client on each system.
 //!
-//! JSON files are parsed with serde_json (order kept) and written again with
-//! the indentation, line endings and final newline they had. A file with
-//! comments or trailing commas (VS Code accepts them in `mcp.json`) is refused:
-//! writing it again would drop them.
+//! JSON files are edited as text: the core's own reader ([`crate::json::Doc`])
+//! gives the byte span of the servers' object and of the entry, and only the
+//! entry's text is replaced or added, indented as its neighbours, so every
+//! other byte stays (keys written twice, numbers beyond double precision).
+//! serde_json reads the file for the checks and their messages and for the
+//! value the result must read as. A file with comments or trailing commas
+//! (VS Code accepts them in `mcp.json`) is refused, as is a server name
+//! written twice (clients differ in which one they read).
 //!
 //! TOML files (Codex) are edited in place: the file is parsed with toml_edit,
 //! which keeps the position of every key, value and table, and only the entry's

@@ -21,11 +21,11 @@
 //! and compared with what was intended: the entry as asked and everything else
 //! as it was, or the file is left alone with an error.
 
+use crate::platform::{self, CreateError, FileFacts};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{Read as _, Write as _};
-use crate::platform::{self, CreateError, FileFacts};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml_edit::{Document, Item, Table};
@@ -254,19 +254,17 @@ fn splice_json(body: &str, update: &Update<'_>, file: &str) -> Result<String, Co
             servers.insert(name.to_string(), Value::Object(update.entry.clone()));
             insert_member(body, root, key, &Value::Object(servers), &fmt)?
         }
-        Some(servers) => {
-            match unique_member(servers, name, || format!("`{key}` in {file} has the server `{name}`"))? {
-                None => insert_member(body, servers, name, &Value::Object(update.entry.clone()), &fmt)?,
-                Some(old) if old.is_object() => {
-                    let indent = line_indent(body, old.span().start);
-                    (old.span(), updated_entry(body, old, update.entry, indent, &fmt)?)
-                }
-                Some(old) => {
-                    let indent = line_indent(body, old.span().start);
-                    (old.span(), fmt.value(&Value::Object(update.entry.clone()), indent)?)
-                }
+        Some(servers) => match unique_member(servers, name, || format!("`{key}` in {file} has the server `{name}`"))? {
+            None => insert_member(body, servers, name, &Value::Object(update.entry.clone()), &fmt)?,
+            Some(old) if old.is_object() => {
+                let indent = line_indent(body, old.span().start);
+                (old.span(), updated_entry(body, old, update.entry, indent, &fmt)?)
             }
-        }
+            Some(old) => {
+                let indent = line_indent(body, old.span().start);
+                (old.span(), fmt.value(&Value::Object(update.entry.clone()), indent)?)
+            }
+        },
     };
     apply_edits(body, vec![(range, text)])
         .ok_or_else(|| ConfigError::new(ErrorKind::Layout, format!("mcplite could not edit {file}.")))
@@ -1114,19 +1112,15 @@ impl TempFiles {
         doing: &str,
     ) -> Result<PathBuf, ConfigError> {
         let stem = name.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let mut last = None;
         for i in 0..100u32 {
             let tmp = dir.join(format!(".{stem}.mcplite-{}-{nanos}-{i}.tmp", std::process::id()));
             match platform::create_exclusive(&tmp, like) {
                 Ok(mut file) => {
                     self.0.push(tmp.clone());
-                    file.write_all(bytes)
-                        .and_then(|_| file.sync_all())
-                        .map_err(|e| io_error(doing.to_string(), &e))?;
+                    file.write_all(bytes).and_then(|_| file.sync_all()).map_err(|e| io_error(doing.to_string(), &e))?;
                     return Ok(tmp);
                 }
                 Err(CreateError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
@@ -1339,7 +1333,10 @@ mod tests {
     fn json_entry_or_servers_written_twice_is_refused() {
         let e = r_entry();
         let cases = [
-            ("{\"mcpServers\": {\"r\": {}, \"r\": {\"command\": \"x\"}}}", "`mcpServers` in f has the server `r` 2 times"),
+            (
+                "{\"mcpServers\": {\"r\": {}, \"r\": {\"command\": \"x\"}}}",
+                "`mcpServers` in f has the server `r` 2 times",
+            ),
             ("{\"mcpServers\": {}, \"mcpServers\": {}, \"mcpServers\": {}}", "f has the key `mcpServers` 3 times"),
         ];
         for (text, msg) in cases {

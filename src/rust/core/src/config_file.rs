@@ -1329,6 +1329,64 @@ mod tests {
         );
     }
 
+    /// Documents of many layouts, for the splice properties below.
+    const JSON_LAYOUTS: &[&str] = &[
+        "{}",
+        "{ }",
+        "{\n}\n",
+        "{\"a\":1}",
+        "{\"mcpServers\":{}}",
+        "{\"mcpServers\": { }, \"n\": 1e999999999999999999}",
+        "{\n  \"mcpServers\": {}\n}\n",
+        "{\n    \"x\": [1, 2,\n        3],\n    \"mcpServers\": {\n        \"o\": {\"command\": \"c\"}\n    }\n}",
+        "{\r\n\t\"mcpServers\": {\r\n\t\t\"o\": {\r\n\t\t\t\"command\": \"c\"\r\n\t\t}\r\n\t}\r\n}\r\n",
+        "\u{feff}{ \"k\" : 123456789012345678901234567890 , \"k\" : 2 }",
+        "{\n  \"mcpServers\" : {\n    \"a\" : {}\n  }\n}",
+    ];
+
+    /// `new` is `old` with one range replaced: the length of what `old` and
+    /// `new` share at both ends covers all of `old` but `changed` bytes.
+    fn differs_in_one_place(old: &str, new: &str, changed: usize) -> bool {
+        let (a, b) = (old.as_bytes(), new.as_bytes());
+        let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+        prefix + suffix + changed >= a.len()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn json_splice_changes_only_the_entry(
+            layout in 0..JSON_LAYOUTS.len(), name in "\\PC{1,8}", command in "\\PC{0,12}", v in ".{0,12}",
+        ) {
+            let text = JSON_LAYOUTS[layout];
+            if serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}')).is_err() {
+                // Numbers serde cannot read are refused (see the test of refusals).
+                let e = entry(json!({"command": command}));
+                proptest::prop_assert!(merge(text, &up(Format::Json, "mcpServers", &name, &e), "f").is_err());
+                return Ok(());
+            }
+            let e = entry(json!({"command": command, "args": [v.clone()], "env": {"K": v}}));
+            let m = merge(text, &up(Format::Json, "mcpServers", &name, &e), "f").unwrap();
+            let had = serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}')).unwrap()
+                .get("mcpServers").and_then(|s| s.get(name.as_str())).is_some();
+            proptest::prop_assert_eq!(m.replaced, had);
+            if !had {
+                // An insertion; into an empty object (`{ }`), that object is rewritten.
+                proptest::prop_assert!(differs_in_one_place(text, &m.text, 3), "{} -> {}", text, m.text);
+            }
+            let v: Value = serde_json::from_str(m.text.trim_start_matches('\u{feff}')).unwrap();
+            proptest::prop_assert_eq!(&v["mcpServers"][name.as_str()], &Value::Object(e.clone()));
+            // Again: the entry is replaced where it is, and nothing moves.
+            let again = merge(&m.text, &up(Format::Json, "mcpServers", &name, &e), "f").unwrap();
+            proptest::prop_assert!(again.replaced);
+            proptest::prop_assert_eq!(&again.text, &m.text);
+            let other = entry(json!({"command": "other"}));
+            let third = merge(&m.text, &up(Format::Json, "mcpServers", &name, &other), "f").unwrap();
+            let entry_len = m.text.len() - text.len() + 64;
+            proptest::prop_assert!(differs_in_one_place(&m.text, &third.text, entry_len));
+        }
+    }
+
     #[test]
     fn json_entry_or_servers_written_twice_is_refused() {
         let e = r_entry();

@@ -98,7 +98,10 @@ pub fn create_exclusive(path: &Path, like: Option<&FileFacts>) -> Result<File, C
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .map_err(CreateError::Create)?;
-    let Some(like) = like else { return Ok(file) };
+    let like = match like {
+        Some(like) => like,
+        None => return Ok(file),
+    };
     let fail = |e: CreateError| {
         let _ = std::fs::remove_file(path);
         e

@@ -209,7 +209,10 @@ test_that("a full disk leaves the file and its old backup as they were, and the 
   small <- file.path(dir, "small.json")
   writeLines(c("{", sprintf("  \"note\": \"%s\"", strrep("y", limit - 200)), "}"), small)
   before <- lapply(c(files, small), readLines)
-  for (case in list(list(path, NULL, "Cannot keep a backup of"), list(small, c(BIG = big), "Cannot write"))) {
+  # A new file in new directories: they go again.
+  fresh <- file.path(dir, "new", "sub", "settings.json")
+  for (case in list(list(path, NULL, "Cannot keep a backup of"), list(small, c(BIG = big), "Cannot write"),
+                    list(fresh, c(BIG = big), "Cannot write"))) {
     out <- config_writer_output(config_writer(script, "gemini", case[[1]], env = case[[2]], wrap = wrap))
     expect_equal(out[[1]], "mcplite_error_config_io")
     msg <- paste(out[-1], collapse = " ")

@@ -998,7 +998,11 @@ fn write_attempt(
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // Declared before the new files, so that they go first.
+    let mut new_dirs = NewDirs(Vec::new());
     if original.is_none() {
+        new_dirs.0 =
+            dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
         fs::create_dir_all(&dir).map_err(|e| io_error(format!("cannot create the directory {}", dir.display()), &e))?;
     }
     let facts = original.as_ref().map(|o| &o.facts);
@@ -1032,6 +1036,7 @@ fn write_attempt(
         return Err(ConfigError::new(ErrorKind::Io, format!("cannot replace {shown}: {e}.{kept}")));
     }
     temps.0.clear();
+    new_dirs.0.clear();
     sync_dir(&dir);
     Ok(Some(Written { path: target, backup: backup.map(|(_, b)| b), replaced: merged.replaced }))
 }
@@ -1086,6 +1091,19 @@ fn unchanged(target: &Path, original: Option<&Original>) -> bool {
         return false;
     }
     matches!(fs::read(target), Ok(bytes) if bytes == original.bytes)
+}
+
+/// The directories an attempt created for a new file, deepest first; those
+/// still listed are removed (when empty) when it ends, so that a failure
+/// leaves nothing behind.
+struct NewDirs(Vec<PathBuf>);
+
+impl Drop for NewDirs {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            let _ = fs::remove_dir(d);
+        }
+    }
 }
 
 /// The new files of one attempt; those still listed are removed when it ends.
@@ -1718,6 +1736,23 @@ mod tests {
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
         assert!(fs::read_to_string(&real).unwrap().contains("[mcp_servers.r]"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_refused_new_file_creates_no_directory() {
+        // (A failure after the directories are made removes them: the
+        // full-disk test in tests/testthat/test-config-safety.R.)
+        let dir = tempdir("newdir");
+        let path = dir.join("a").join("b").join("mcp.json");
+        let e = entry(json!({"command": "c", "n": null}));
+        let err = write_entry(&dir.join("a").join("b").join("config.toml"), &up(Format::Toml, "mcp_servers", "r", &e))
+            .unwrap_err();
+        assert!(err.message.ends_with("Nothing was changed."), "{}", err.message);
+        assert!(!dir.join("a").exists());
+        let e = r_entry();
+        write_entry(&path, &up(Format::Json, "servers", "r", &e)).unwrap();
+        assert!(path.exists());
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -6,6 +6,10 @@
 # The writer runs in an R process of its own (helper-config.R).
 
 skip_on_os("windows")
+skip_on_cran()
+skip_if_not_installed("processx")
+skip_if_not_installed("jsonlite")
+skip_if_no_mcplite_child()
 
 test_that("an existing backup that is a symbolic link is replaced, never followed", {
   script <- server_script("mcplite::mcp_server(list())")
@@ -32,6 +36,7 @@ test_that("an existing backup that is a symbolic link is replaced, never followe
 test_that("the new file is private from the start: the config's mode while it is written", {
   script <- server_script("mcplite::mcp_server(list())")
   dir <- config_shared_dir()
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
   path <- file.path(dir, "settings.json")
   writeLines(c("{", "  \"apiKey\": \"SECRET-123\"", "}"), path)
   writeLines("{\"apiKey\": \"OLD-SECRET\"}", paste0(path, ".bak"))

@@ -54,22 +54,52 @@
 #' `.vscode/mcp.json` or `.gemini/settings.json`; a missing file is created.
 #'
 #' The file keeps everything else: other servers, other settings, their
-#' order. A JSON file is written again with the indentation and line endings
-#' it had; a TOML file is edited in place, so its comments and layout stay
-#' as they were. An entry of the same name is updated: its `command`, `args`
-#' and `env` become the ones shown, anything else in it (timeouts, `trust`,
-#' `required`) is kept. The previous file is kept next to it with `.bak`
-#' added to its name (replacing an older backup), and the new one replaces it
-#' in one step, so a client never reads half a file.
+#' order. Only the entry's own text changes: in a JSON file the entry is
+#' replaced where it is, or added after the last server and indented as the
+#' servers around it, and every other byte stays as it was (keys written
+#' twice, numbers beyond double precision, spacing); a TOML file is edited
+#' in place, so its comments and layout stay too. An entry of the same name
+#' is updated: its `command`, `args` and `env` become the ones shown, the
+#' keys of another transport go (`url`, `type`, `headers`, Gemini CLI's
+#' `httpUrl` and `tcp`, Codex's `bearer_token_env_var`, `http_headers`,
+#' ...), so the client starts the script instead of calling a remote
+#' server, and anything else in it (timeouts, `trust`, `required`) is kept.
+#' A server name that appears twice in the file is refused: clients differ
+#' in which one they read.
+#'
+#' The file is replaced safely. The new content and a copy of the previous
+#' file are written to new files in the same directory, each created
+#' exclusively (an existing file or symbolic link of that name is never
+#' followed) with the file's permissions from the start, so a private
+#' (`0600`) file's settings are never readable by others, and with its owner
+#' and group, so a file written by root (`sudo R`) stays its owner's; where
+#' the owner cannot be kept the file is left alone with an error. Just
+#' before the copy replaces `<file>.bak` and the new content replaces the
+#' file, each in one step (a client never reads half a file), the file is
+#' checked to be the one read (its device, inode, size, modification time
+#' and content): when another program, such as the client, has saved it
+#' meanwhile, `mcp_config()` reads it again and merges into that, and after
+#' three such attempts stops with an error. A full disk, or any other
+#' failure before the files are replaced, leaves the file and its old
+#' backup as they were. The file may be a symbolic link (as dotfiles
+#' managers make them): its target is edited and the link kept. A file with
+#' several hard links is refused, because replacing it would leave the other
+#' names with the old content. On Windows new files get the directory's
+#' permissions and there is no owner to keep.
 #'
 #' Nothing is changed, and an error of class `mcplite_error_config` is
 #' raised, when the file is not valid JSON or TOML
 #' (`mcplite_error_config_invalid`), is JSON with comments or trailing
 #' commas, which VS Code accepts but rewriting would drop
 #' (`mcplite_error_config_jsonc`), is laid out in a way `mcp_config()` does
-#' not edit, such as an inline `mcp_servers = { ... }` table
-#' (`mcplite_error_config_layout`), or cannot be read or written, for
-#' example when it is read-only (`mcplite_error_config_io`).
+#' not edit, such as an inline `mcp_servers = { ... }` table or a server
+#' name written twice (`mcplite_error_config_layout`), has several hard
+#' links (`mcplite_error_config_links`), kept changing while it was written
+#' (`mcplite_error_config_changed`), cannot be given its owner and group
+#' again (`mcplite_error_config_owner`), or cannot be read or written, for
+#' example when it is read-only or the disk is full
+#' (`mcplite_error_config_io`). The message says what happened, and where a
+#' failure came after the backup was replaced, it says so.
 #'
 #' Claude Code keeps its servers in files of its own: run the command that
 #' `mcp_config(script, "claude-code")` prints instead.

@@ -78,3 +78,45 @@ run_client <- function(program, args, home, dir = home, env = NULL, timeout = 90
   res$out <- paste0(res$stdout, res$stderr)
   res
 }
+
+# mcp_config(write = TRUE) in an R process of its own, as a user runs it.
+# Its output is "written", or the error's first class and message. `pause`:
+# the prefix of the write path's test barrier (MCPLITE_CONFIG_TEST_PAUSE, see
+# config_pause()); `wrap`: a command put in front of Rscript (prlimit).
+config_writer <- function(script, client, path, pause = NULL, env = NULL, wrap = character()) {
+  code <- sprintf(paste0(
+    "tryCatch({invisible(capture.output(mcplite::mcp_config(%s, %s, env = %s, write = TRUE, path = %s))); ",
+    "cat('written\\n')}, mcplite_error = function(e) cat(class(e)[[1]], conditionMessage(e), sep = '\\n'))"),
+    deparse(script), deparse(client), paste(deparse(env), collapse = ""), deparse(path))
+  file <- tempfile("writer-", fileext = ".R")
+  writeLines(code, file)
+  cmd <- c(wrap, mcp_rscript(), "--vanilla", file)
+  processx::process$new(cmd[[1]], cmd[-1], stdout = "|", stderr = "2>&1",
+                        env = c("current", R_LIBS = mcp_child_libs(),
+                                MCPLITE_CONFIG_TEST_PAUSE = if (is.null(pause)) "" else pause))
+}
+
+# The writer's output lines, once it has ended (killed after a minute).
+config_writer_output <- function(p) {
+  p$wait(60000)
+  if (p$is_alive()) p$kill()
+  p$read_all_output_lines()
+}
+
+# The write path's test barrier: wait until attempt `attempt` has written its
+# new files and stopped before checking the original (FALSE if it never does),
+# or let it go on.
+config_pause <- function(pause, attempt = 1) {
+  wait_until(function() file.exists(sprintf("%s.ready.%d", pause, attempt)))
+}
+config_go <- function(pause, attempt = 1) {
+  invisible(file.create(sprintf("%s.go.%d", pause, attempt)))
+}
+
+# A directory directly under /tmp (R's own temporary directory is private).
+config_shared_dir <- function(mode = "0755") {
+  dir <- tempfile("mcplite-config-", tmpdir = "/tmp")
+  dir.create(dir)
+  Sys.chmod(dir, mode, use_umask = FALSE)
+  dir
+}

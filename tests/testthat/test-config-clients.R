@@ -172,6 +172,40 @@ test_that("Codex CLI lists the entry mcp_config(write = TRUE) wrote and the one 
   })
 })
 
+test_that("an entry that was a remote server becomes the script's stdio server, as Gemini CLI and Codex CLI read it", {
+  gemini <- client_program("gemini")
+  codex <- client_program("codex")
+  skip_if_no_mcplite_child()
+  with_config_home({
+    project <- file.path(home, "project")
+    dir.create(project)
+    server <- env_server(file.path(home, "server"))
+    settings <- file.path(home, ".gemini", "settings.json")
+    dir.create(dirname(settings))
+    writeLines(c("{", "  \"mcpServers\": {", "    \"env-server\": {",
+                 "      \"httpUrl\": \"http://127.0.0.1:9/mcp\",", "      \"timeout\": 30000", "    }", "  }", "}"),
+               settings)
+    out <- capture.output(mcp_config(server, "gemini", env = child_env(), write = TRUE))
+    expect_match(out, "updated the server \"env-server\"", fixed = TRUE)
+    res <- run_client(gemini, c("mcp", "list"), home, project)
+    line <- grep("env-server: ", strsplit(res$out, "\n")[[1]], value = TRUE, fixed = TRUE)
+    expect_length(line, 1)
+    expect_match(line, "(stdio) - Connected", fixed = TRUE, info = res$out)
+
+    config <- file.path(home, ".codex", "config.toml")
+    dir.create(dirname(config))
+    writeLines(c("[mcp_servers.env-server]", "url = \"http://127.0.0.1:9/mcp\"",
+                 "bearer_token_env_var = \"TOKEN\"", "startup_timeout_sec = 20"), config)
+    out <- capture.output(mcp_config(server, "codex", write = TRUE))
+    res <- run_client(codex, c("mcp", "list", "--json"), home, project)
+    expect_equal(res$status, 0, info = res$out)
+    listed <- jsonlite::parse_json(res$stdout)
+    expect_length(listed, 1)
+    expect_equal(listed[[1]]$transport$type, "stdio")
+    expect_equal(listed[[1]]$transport$args, list("--vanilla", server))
+  })
+})
+
 # A script of the helpers in tests/clients (node).
 client_script <- function(name) {
   client_program(if (name == "gemini-call.mjs") "gemini" else "codex")

@@ -3,8 +3,8 @@
 //! entry from R and the outcome to R.
 //!
 //! Every entry point returns `list(value, error)`; an error is
-//! `list(kind, message)` with kind `invalid`, `jsonc`, `layout`, `io` or
-//! `path` (R raises `mcplite_error_config_<kind>`, or an argument error for
+//! `list(kind, message)` with kind `invalid`, `jsonc`, `layout`, `io`,
+//! `links`, `changed`, `owner` or `path` (R raises `mcplite_error_config_<kind>`, or an argument error for
 //! `path`).
 
 use extendr_api::prelude::*;
@@ -54,8 +54,9 @@ fn rust_config_merge(text: &str, format: &str, key: &str, name: &str, entry: Rob
     })
 }
 
-/// Merge the server entry into the file at `path`, atomically, keeping the
-/// previous file as `<path>.bak`: `list(path, backup, replaced)`.
+/// Merge the server entry into the file at `path`, replacing it safely and
+/// keeping the previous file as `<path>.bak` (see `config_file::write_entry`):
+/// `list(path, backup, replaced)`.
 /// @noRd
 #[extendr]
 fn rust_config_write(path: &str, format: &str, key: &str, name: &str, entry: Robj) -> Robj {

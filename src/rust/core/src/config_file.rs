@@ -1,12 +1,16 @@
 //! MCP clients' configuration files, for `mcp_config(write = TRUE)`: merge one
 //! server entry into a client's JSON or TOML file, keeping every other server
-//! and setting, and replace the file atomically, keeping the old one as a
-//! backup. Also the default file of each client on each system.
+//! and setting, and replace the file safely, keeping the old one as a backup
+//! (see [`write_entry`]). Also the default file of each client on each system.
 //!
-//! JSON files are parsed with serde_json (order kept) and written again with
-//! the indentation, line endings and final newline they had. A file with
-//! comments or trailing commas (VS Code accepts them in `mcp.json`) is refused:
-//! writing it again would drop them.
+//! JSON files are edited as text: the core's own reader ([`crate::json::Doc`])
+//! gives the byte span of the servers' object and of the entry, and only the
+//! entry's text is replaced or added, indented as its neighbours, so every
+//! other byte stays (keys written twice, numbers beyond double precision).
+//! serde_json reads the file for the checks and their messages and for the
+//! value the result must read as. A file with comments or trailing commas
+//! (VS Code accepts them in `mcp.json`) is refused, as is a server name
+//! written twice (clients differ in which one they read).
 //!
 //! TOML files (Codex) are edited in place: the file is parsed with toml_edit,
 //! which keeps the position of every key, value and table, and only the entry's
@@ -17,10 +21,11 @@
 //! and compared with what was intended: the entry as asked and everything else
 //! as it was, or the file is left alone with an error.
 
+use crate::platform::{self, CreateError, FileFacts};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 use std::fs;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml_edit::{Document, Item, Table};
@@ -39,6 +44,12 @@ pub enum ErrorKind {
     Io,
     /// The default file cannot be found (no home directory in the environment).
     Path,
+    /// The file has more than one hard link.
+    Links,
+    /// Another program kept changing the file while it was written.
+    Changed,
+    /// The new file cannot be given the original's owner and group.
+    Owner,
 }
 
 impl ErrorKind {
@@ -49,6 +60,9 @@ impl ErrorKind {
             ErrorKind::Layout => "layout",
             ErrorKind::Io => "io",
             ErrorKind::Path => "path",
+            ErrorKind::Links => "links",
+            ErrorKind::Changed => "changed",
+            ErrorKind::Owner => "owner",
         }
     }
 }
@@ -100,8 +114,31 @@ pub struct Update<'a> {
     pub entry: &'a Map<String, Value>,
 }
 
-/// Fields of an entry that mcplite owns even when it does not write them.
-const OWNED_TABLES: &[&str] = &["env"];
+/// Fields of an entry that mcplite owns even when it does not write them:
+/// an updated entry keeps none of these that it does not write. `env`, and
+/// the keys that make an entry a remote server (or belong to one), so that
+/// it has exactly one transport, the command: `url` (Claude, Cursor, VS
+/// Code, Gemini's SSE, Codex), `httpUrl` and `tcp` (Gemini), `serverUrl`,
+/// `type` (`"http"`/`"sse"`; VS Code's `"stdio"` is written), `headers`,
+/// and Codex's `http_headers`, `env_http_headers`, `bearer_token` and
+/// `bearer_token_env_var`.
+const OWNED_KEYS: &[&str] = &[
+    "env",
+    "url",
+    "httpUrl",
+    "tcp",
+    "serverUrl",
+    "type",
+    "headers",
+    "http_headers",
+    "env_http_headers",
+    "bearer_token",
+    "bearer_token_env_var",
+];
+
+fn owned_keys() -> impl Iterator<Item = &'static str> {
+    OWNED_KEYS.iter().copied()
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merged {
@@ -128,24 +165,30 @@ pub fn merge(text: &str, update: &Update<'_>, file: &str) -> Result<Merged, Conf
 // JSON
 
 fn merge_json(body: &str, update: &Update<'_>, file: &str) -> Result<Merged, ConfigError> {
-    let mut root: Value = if body.trim().is_empty() {
-        Value::Object(Map::new())
-    } else {
-        serde_json::from_str(body).map_err(|e| match jsonc_feature(body) {
-            Some((what, line)) => ConfigError::new(
-                ErrorKind::Jsonc,
-                format!(
-                    "{file} has {what} (line {line}), which plain JSON does not allow and writing the file \
-                     again would drop; remove them, or add the entry by hand."
-                ),
+    if body.trim().is_empty() {
+        let mut servers = Map::new();
+        servers.insert(update.name.to_string(), Value::Object(update.entry.clone()));
+        let mut root = Map::new();
+        root.insert(update.servers_key.to_string(), Value::Object(servers));
+        let text = JsonStyle::detect(body).render(&Value::Object(root))?;
+        return Ok(Merged { text, replaced: false });
+    }
+    // serde reads the file for the checks and their messages, and for the
+    // value the result must read as; the file itself is edited as text.
+    let mut expected: Value = serde_json::from_str(body).map_err(|e| match jsonc_feature(body) {
+        Some((what, line)) => ConfigError::new(
+            ErrorKind::Jsonc,
+            format!(
+                "{file} has {what} (line {line}), which plain JSON does not allow and writing the file \
+                 again would drop; remove them, or add the entry by hand."
             ),
-            None => ConfigError::new(ErrorKind::Invalid, format!("{file} is not valid JSON: {e}.")),
-        })?
-    };
-    let Some(object) = root.as_object_mut() else {
+        ),
+        None => ConfigError::new(ErrorKind::Invalid, format!("{file} is not valid JSON: {e}.")),
+    })?;
+    let Some(object) = expected.as_object_mut() else {
         return Err(ConfigError::new(
             ErrorKind::Invalid,
-            format!("{file} must hold a JSON object, not {}.", crate::check::kind_of(&root)),
+            format!("{file} must hold a JSON object, not {}.", crate::check::kind_of(&expected)),
         ));
     };
     let key = update.servers_key;
@@ -170,26 +213,213 @@ fn merge_json(body: &str, update: &Update<'_>, file: &str) -> Result<Merged, Con
             false
         }
     };
-    let style = JsonStyle::detect(body);
-    let out = style.render(&root)?;
+    let text = splice_json(body, update, file)?;
     // What is written must read back as what was meant.
-    let back: Value = serde_json::from_str(&out)
+    let back: Value = serde_json::from_str(&text)
         .map_err(|e| ConfigError::new(ErrorKind::Layout, format!("mcplite made invalid JSON for {file}: {e}.")))?;
-    if back != root {
+    if back != expected {
         return Err(ConfigError::new(ErrorKind::Layout, format!("mcplite could not rewrite {file} faithfully.")));
     }
-    Ok(Merged { text: out, replaced })
+    Ok(Merged { text, replaced })
 }
 
+/// An existing entry updated: the fields mcplite writes get their new values,
+/// the fields it owns and does not write go, and the rest stay.
 fn update_json_entry(existing: &mut Map<String, Value>, entry: &Map<String, Value>) {
     for (k, v) in entry {
         // An existing key keeps its position.
         existing.insert(k.clone(), v.clone());
     }
-    for k in OWNED_TABLES {
-        if !entry.contains_key(*k) {
-            existing.shift_remove(*k);
+    for k in owned_keys() {
+        if !entry.contains_key(k) {
+            existing.shift_remove(k);
         }
+    }
+}
+
+/// The document with only the entry's text changed: the entry replaced, or
+/// added after the last server (the servers' object added after the last
+/// setting when there is none), indented as its neighbours are; every other
+/// byte stays, so duplicate keys and numbers beyond double precision too.
+fn splice_json(body: &str, update: &Update<'_>, file: &str) -> Result<String, ConfigError> {
+    let doc = crate::json::Doc::parse(body.as_bytes().to_vec())
+        .map_err(|e| ConfigError::new(ErrorKind::Invalid, format!("{file} is not valid JSON: {e}.")))?;
+    let fmt = JsonFormat::detect(body);
+    let root = doc.root();
+    let key = update.servers_key;
+    let name = update.name;
+    let (range, text) = match unique_member(root, key, || format!("{file} has the key `{key}`"))? {
+        None => {
+            let mut servers = Map::new();
+            servers.insert(name.to_string(), Value::Object(update.entry.clone()));
+            insert_member(body, root, key, &Value::Object(servers), &fmt)?
+        }
+        Some(servers) => match unique_member(servers, name, || format!("`{key}` in {file} has the server `{name}`"))? {
+            None => insert_member(body, servers, name, &Value::Object(update.entry.clone()), &fmt)?,
+            Some(old) if old.is_object() => {
+                let indent = line_indent(body, old.span().start);
+                (old.span(), updated_entry(body, old, update.entry, indent, &fmt)?)
+            }
+            Some(old) => {
+                let indent = line_indent(body, old.span().start);
+                (old.span(), fmt.value(&Value::Object(update.entry.clone()), indent)?)
+            }
+        },
+    };
+    apply_edits(body, vec![(range, text)])
+        .ok_or_else(|| ConfigError::new(ErrorKind::Layout, format!("mcplite could not edit {file}.")))
+}
+
+/// The value of `key` in the object `obj`, refusing a key that is there twice:
+/// clients differ in which one they read. `what` says where, for the message.
+fn unique_member<'d>(
+    obj: crate::json::Val<'d>,
+    key: &str,
+    what: impl Fn() -> String,
+) -> Result<Option<crate::json::Val<'d>>, ConfigError> {
+    let found: Vec<_> = obj.members().filter(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v).collect();
+    if found.len() > 1 {
+        return Err(ConfigError::new(
+            ErrorKind::Layout,
+            format!(
+                "{} {} times; clients differ in which one they read, so mcplite does not choose. Remove \
+                 all but one, or edit the file by hand.",
+                what(),
+                found.len()
+            ),
+        ));
+    }
+    Ok(found.into_iter().next())
+}
+
+/// The whitespace at the start of the line holding `at`.
+fn line_indent(body: &str, at: usize) -> &str {
+    let start = body[..at].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line = &body[start..];
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// The whitespace just before `at`.
+fn whitespace_before(body: &str, at: usize) -> &str {
+    let before = &body[..at];
+    &before[before.trim_end_matches([' ', '\t', '\r', '\n']).len()..]
+}
+
+/// A new member `key: value` for the object `obj`: after its last member,
+/// separated and indented as that one is, or as the only member of an empty
+/// object. Returns the range to replace and its new text.
+fn insert_member(
+    body: &str,
+    obj: crate::json::Val<'_>,
+    key: &str,
+    value: &Value,
+    fmt: &JsonFormat,
+) -> Result<(Range<usize>, String), ConfigError> {
+    let key_text = json_text(&Value::String(key.to_string()))?;
+    match obj.members().last() {
+        Some((last_key, last_value)) => {
+            let sep = whitespace_before(body, last_key.span().start);
+            let colon = &body[last_key.span().end..last_value.span().start];
+            let indent = sep.rsplit('\n').next().unwrap_or("");
+            let at = last_value.span().end;
+            let value = if sep.contains('\n') { fmt.value(value, indent)? } else { json_text(value)? };
+            Ok((at..at, format!(",{sep}{key_text}{colon}{value}")))
+        }
+        None => {
+            let span = obj.span();
+            let text = match &fmt.indent {
+                None => format!("{{{key_text}:{}}}", json_text(value)?),
+                Some(unit) => {
+                    let base = line_indent(body, span.start);
+                    let inner = format!("{base}{unit}");
+                    format!("{{{nl}{inner}{key_text}: {}{nl}{base}}}", fmt.value(value, &inner)?, nl = fmt.nl)
+                }
+            };
+            Ok((span, text))
+        }
+    }
+}
+
+/// The text of an existing entry (the object `old`) updated: its other
+/// fields keep their exact text and order.
+fn updated_entry(
+    body: &str,
+    old: crate::json::Val<'_>,
+    entry: &Map<String, Value>,
+    indent: &str,
+    fmt: &JsonFormat,
+) -> Result<String, ConfigError> {
+    let member_indent = match (&fmt.indent, old.members().next()) {
+        (Some(_), Some((k, _))) if whitespace_before(body, k.span().start).contains('\n') => {
+            whitespace_before(body, k.span().start).rsplit('\n').next().unwrap_or("").to_string()
+        }
+        (Some(unit), _) => format!("{indent}{unit}"),
+        (None, _) => String::new(),
+    };
+    let mut members: Vec<(String, String)> = Vec::new();
+    let mut written: Vec<&str> = Vec::new();
+    for (k, v) in old.members() {
+        let Some(name) = k.as_str() else { continue };
+        match entry.get_key_value(name) {
+            Some((name, value)) => {
+                // A key written twice by hand: the new value once, where the first was.
+                if !written.contains(&name.as_str()) {
+                    written.push(name);
+                    members.push((k.raw_str().to_string(), fmt.value(value, &member_indent)?));
+                }
+            }
+            None if owned_keys().any(|o| o == name) => {}
+            None => members.push((k.raw_str().to_string(), v.raw_str().to_string())),
+        }
+    }
+    for (k, v) in entry {
+        if !written.contains(&k.as_str()) {
+            members.push((json_text(&Value::String(k.clone()))?, fmt.value(v, &member_indent)?));
+        }
+    }
+    Ok(match &fmt.indent {
+        None => {
+            let parts: Vec<String> = members.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Some(_) => {
+            let nl = fmt.nl;
+            let parts: Vec<String> = members.iter().map(|(k, v)| format!("{nl}{member_indent}{k}: {v}")).collect();
+            format!("{{{}{nl}{indent}}}", parts.join(","))
+        }
+    })
+}
+
+/// Compact JSON text of a value.
+fn json_text(v: &Value) -> Result<String, ConfigError> {
+    serde_json::to_string(v).map_err(|e| ConfigError::new(ErrorKind::Layout, format!("cannot write JSON: {e}")))
+}
+
+/// How new JSON text is laid out to match the file: one level of indentation
+/// (`None`: all on one line) and the line break.
+struct JsonFormat {
+    indent: Option<String>,
+    nl: &'static str,
+}
+
+impl JsonFormat {
+    fn detect(body: &str) -> JsonFormat {
+        let style = JsonStyle::detect(body);
+        JsonFormat { indent: style.indent, nl: if style.crlf { "\r\n" } else { "\n" } }
+    }
+
+    /// A value whose first line starts on a line indented by `indent`.
+    fn value(&self, v: &Value, indent: &str) -> Result<String, ConfigError> {
+        let Some(unit) = &self.indent else { return json_text(v) };
+        let mut buf = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
+        let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
+        serde::Serialize::serialize(v, &mut ser)
+            .map_err(|e| ConfigError::new(ErrorKind::Layout, format!("cannot write JSON: {e}")))?;
+        let text = String::from_utf8(buf)
+            .map_err(|e| ConfigError::new(ErrorKind::Layout, format!("cannot write JSON: {e}")))?;
+        // JSON strings hold no raw line breaks, so every one is layout.
+        Ok(text.replace('\n', &format!("{}{indent}", self.nl)))
     }
 }
 
@@ -447,9 +677,10 @@ fn edit_entry(
         edits.push((header_line_end..header_line_end, new_keys));
     }
     let empty = Map::new();
+    // The entry's tables, and the keys it owns and does not write (removed).
     let mut tables: Vec<&str> = entry.iter().filter(|(_, v)| v.is_object()).map(|(k, _)| k.as_str()).collect();
-    for k in OWNED_TABLES {
-        if !tables.contains(k) {
+    for k in owned_keys() {
+        if !entry.contains_key(k) {
             tables.push(k);
         }
     }
@@ -466,18 +697,20 @@ fn edit_entry(
                     edits.push((content_end..content_end, s));
                 }
             }
-            Some((key, Item::Value(toml_edit::Value::InlineTable(old)))) => {
+            Some((key, Item::Value(old))) => {
                 if m.is_empty() {
-                    // The whole `env = {...}` line, with the line break before it.
+                    // The whole `env = {...}` (`url = "..."`) line, with its line break.
                     let start = key.leaf_decor().prefix().and_then(|p| p.span()).map(|p| p.start);
                     let end = old.decor().suffix().and_then(|s| s.span()).map(|s| s.end).or(old.span().map(|s| s.end));
                     match (start.or(key.span().map(|s| s.start)), end) {
                         (Some(a), Some(b)) => edits.push((a..line_end(body, b), String::new())),
                         _ => return Err(layout(k)),
                     }
-                } else {
+                } else if old.is_inline_table() {
                     let Some(span) = old.span() else { return Err(layout(k)) };
                     edits.push((span, toml_inline_table(m)?));
+                } else {
+                    return Err(layout(k));
                 }
             }
             Some((_, Item::Table(sub))) if !sub.is_dotted() && !sub.is_implicit() && sub.span().is_some() => {
@@ -691,106 +924,256 @@ pub fn backup_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+const NOTHING_CHANGED: &str = "Nothing was changed.";
+
 fn io_error(what: String, e: &std::io::Error) -> ConfigError {
-    ConfigError::new(ErrorKind::Io, format!("{what}: {e}. Nothing was changed."))
+    ConfigError::new(ErrorKind::Io, format!("{what}: {e}. {NOTHING_CHANGED}"))
 }
 
+/// How many times the file is read, merged and written again when another
+/// program changes it meanwhile.
+const ATTEMPTS: u32 = 3;
+
+/// Test hook: with `MCPLITE_CONFIG_TEST_PAUSE=<prefix>`, every attempt, once
+/// its new files are written and just before the original is checked and
+/// replaced, creates `<prefix>.ready.<attempt>` and waits until
+/// `<prefix>.go.<attempt>` exists: a barrier a test holds open while it
+/// changes the original or another user tries to read the new files.
+const TEST_PAUSE_VAR: &str = "MCPLITE_CONFIG_TEST_PAUSE";
+
 /// Merge the entry into the file at `path` (created, with its directory, when
-/// missing). The new content goes to a temporary file in the same directory,
-/// which then replaces the file in one step; the previous file is first copied
-/// to `<file>.bak`. On any error the file is left as it was.
+/// missing; a symbolic link is followed and kept). The new content and a copy
+/// of the previous one go to new files in the same directory, created
+/// exclusively with the original's mode, owner and group; just before they
+/// replace `<file>.bak` and the file, each in one step, the file is checked
+/// to be the one read (device, inode, size, modification time, content).
+/// When another program has changed it, it is read and merged again, up to
+/// [`ATTEMPTS`] times. A file with several hard links is refused (replacing
+/// it would split them). On any error the file and its backup are as they
+/// were, unless the error says otherwise.
 pub fn write_entry(path: &Path, update: &Update<'_>) -> Result<Written, ConfigError> {
     let shown = path.display().to_string();
-    let (target, existing) = match fs::symlink_metadata(path) {
-        Ok(_) => {
-            let real = fs::canonicalize(path).map_err(|e| io_error(format!("cannot read {shown}"), &e))?;
-            let meta = fs::metadata(&real).map_err(|e| io_error(format!("cannot read {shown}"), &e))?;
-            if !meta.is_file() {
-                return Err(ConfigError::new(ErrorKind::Io, format!("{shown} is not a file. Nothing was changed.")));
-            }
-            (real, Some(meta))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), None),
-        Err(e) => return Err(io_error(format!("cannot read {shown}"), &e)),
-    };
-    if let Some(meta) = &existing {
-        if meta.permissions().readonly() {
-            return Err(ConfigError::new(
-                ErrorKind::Io,
-                format!("{shown} is read-only; make it writable first. Nothing was changed."),
-            ));
+    let pause = std::env::var_os(TEST_PAUSE_VAR).filter(|p| !p.is_empty()).map(PathBuf::from);
+    for attempt in 1..=ATTEMPTS {
+        if let Some(written) = write_attempt(path, &shown, update, attempt, pause.as_deref())? {
+            return Ok(written);
         }
     }
-    let text = match &existing {
+    Err(ConfigError::new(
+        ErrorKind::Changed,
+        format!(
+            "{shown} changed while mcplite was writing it, {ATTEMPTS} times (another program, perhaps the \
+             client, is saving it); close that program or try again. {NOTHING_CHANGED}"
+        ),
+    ))
+}
+
+/// The original file as read: its facts and bytes.
+struct Original {
+    facts: FileFacts,
+    bytes: Vec<u8>,
+}
+
+/// One read, merge and replace; `None` when the file changed meanwhile.
+fn write_attempt(
+    path: &Path,
+    shown: &str,
+    update: &Update<'_>,
+    attempt: u32,
+    pause: Option<&Path>,
+) -> Result<Option<Written>, ConfigError> {
+    let (target, original) = read_original(path, shown)?;
+    let text = match &original {
         None => String::new(),
-        Some(_) => {
-            let bytes = fs::read(&target).map_err(|e| io_error(format!("cannot read {shown}"), &e))?;
-            String::from_utf8(bytes).map_err(|_| {
-                ConfigError::new(ErrorKind::Invalid, format!("{shown} is not UTF-8 text. Nothing was changed."))
-            })?
-        }
+        Some(o) => String::from_utf8(o.bytes.clone()).map_err(|_| {
+            ConfigError::new(ErrorKind::Invalid, format!("{shown} is not UTF-8 text. {NOTHING_CHANGED}"))
+        })?,
     };
-    let merged = merge(&text, update, &shown).map_err(|mut e| {
-        e.message.push_str(" Nothing was changed.");
+    let merged = merge(&text, update, shown).map_err(|mut e| {
+        e.message.push(' ');
+        e.message.push_str(NOTHING_CHANGED);
         e
     })?;
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    if existing.is_none() {
+    // Declared before the new files, so that they go first.
+    let mut new_dirs = NewDirs(Vec::new());
+    if original.is_none() {
+        new_dirs.0 =
+            dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
         fs::create_dir_all(&dir).map_err(|e| io_error(format!("cannot create the directory {}", dir.display()), &e))?;
     }
-    let (tmp, mut file) = temp_file(&dir, &target)
-        .map_err(|e| io_error(format!("cannot write {shown} (creating a file in {})", dir.display()), &e))?;
-    let written = file.write_all(merged.text.as_bytes()).and_then(|_| file.sync_all());
-    drop(file);
-    let result = written
-        .map_err(|e| io_error(format!("cannot write {shown}"), &e))
-        .and_then(|_| match &existing {
-            Some(meta) => fs::set_permissions(&tmp, meta.permissions())
-                .map_err(|e| io_error(format!("cannot write {shown} (setting its permissions)"), &e)),
-            None => Ok(()),
-        })
-        .and_then(|_| match &existing {
-            Some(_) => {
-                let backup = backup_path(&target);
-                fs::copy(&target, &backup)
-                    .map(|_| Some(backup.clone()))
-                    .map_err(|e| io_error(format!("cannot keep a backup of {shown} as {}", backup.display()), &e))
-            }
-            None => Ok(None),
-        })
-        .and_then(|backup| {
-            fs::rename(&tmp, &target).map(|_| backup).map_err(|e| io_error(format!("cannot replace {shown}"), &e))
-        });
-    match result {
-        Ok(backup) => {
-            sync_dir(&dir);
-            Ok(Written { path: target, backup, replaced: merged.replaced })
+    let facts = original.as_ref().map(|o| &o.facts);
+    let mut temps = TempFiles(Vec::new());
+    let new_file = temps.write(&dir, &target, facts, merged.text.as_bytes(), &format!("cannot write {shown}"))?;
+    let backup = match &original {
+        Some(o) => {
+            let bak = backup_path(&target);
+            let doing = format!("cannot keep a backup of {shown} as {}", bak.display());
+            Some((temps.write(&dir, &bak, facts, &o.bytes, &doing)?, bak))
         }
-        Err(e) => {
-            let _ = fs::remove_file(&tmp);
-            Err(e)
+        None => None,
+    };
+    if let Some(prefix) = pause {
+        test_pause(prefix, attempt);
+    }
+    if !unchanged(&target, original.as_ref()) {
+        return Ok(None);
+    }
+    // The window between that check and the renames is left open: a program
+    // that saves the file just now loses its change.
+    if let Some((tmp, bak)) = &backup {
+        fs::rename(tmp, bak)
+            .map_err(|e| io_error(format!("cannot keep a backup of {shown} as {}", bak.display()), &e))?;
+    }
+    if let Err(e) = fs::rename(&new_file, &target) {
+        let kept = match &backup {
+            Some((_, bak)) => format!(" The previous file was copied to {}; {shown} is as it was.", bak.display()),
+            None => format!(" {NOTHING_CHANGED}"),
+        };
+        return Err(ConfigError::new(ErrorKind::Io, format!("cannot replace {shown}: {e}.{kept}")));
+    }
+    temps.0.clear();
+    new_dirs.0.clear();
+    sync_dir(&dir);
+    Ok(Some(Written { path: target, backup: backup.map(|(_, b)| b), replaced: merged.replaced }))
+}
+
+/// The file `path` names (a symbolic link followed) and, when it exists, what
+/// it holds.
+fn read_original(path: &Path, shown: &str) -> Result<(PathBuf, Option<Original>), ConfigError> {
+    let cannot_read = |e: std::io::Error| io_error(format!("cannot read {shown}"), &e);
+    match fs::symlink_metadata(path) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((path.to_path_buf(), None)),
+        Err(e) => return Err(cannot_read(e)),
+    }
+    let real = fs::canonicalize(path).map_err(cannot_read)?;
+    let mut file = fs::File::open(&real).map_err(cannot_read)?;
+    let meta = file.metadata().map_err(cannot_read)?;
+    if !meta.is_file() {
+        return Err(ConfigError::new(ErrorKind::Io, format!("{shown} is not a file. {NOTHING_CHANGED}")));
+    }
+    if meta.permissions().readonly() {
+        return Err(ConfigError::new(
+            ErrorKind::Io,
+            format!("{shown} is read-only; make it writable first. {NOTHING_CHANGED}"),
+        ));
+    }
+    let facts = platform::file_facts(&meta);
+    if facts.links > 1 {
+        return Err(ConfigError::new(
+            ErrorKind::Links,
+            format!(
+                "{shown} has {} hard links (names); replacing it would leave the other names with the old \
+                 content. Edit it by hand, or make it a single file (or a symbolic link) first. {NOTHING_CHANGED}",
+                facts.links
+            ),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(facts.size).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(cannot_read)?;
+    Ok((real, Some(Original { facts, bytes })))
+}
+
+/// Whether `target` is still the file read (or still missing, when there was
+/// none): same device, inode, size, modification time and content.
+fn unchanged(target: &Path, original: Option<&Original>) -> bool {
+    let Some(original) = original else {
+        return matches!(fs::symlink_metadata(target), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+    };
+    let Ok(meta) = fs::symlink_metadata(target) else { return false };
+    let now = platform::file_facts(&meta);
+    let same = |f: &FileFacts| (f.device, f.inode, f.size, f.modified);
+    if same(&now) != same(&original.facts) {
+        return false;
+    }
+    matches!(fs::read(target), Ok(bytes) if bytes == original.bytes)
+}
+
+/// The directories an attempt created for a new file, deepest first; those
+/// still listed are removed (when empty) when it ends, so that a failure
+/// leaves nothing behind.
+struct NewDirs(Vec<PathBuf>);
+
+impl Drop for NewDirs {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            let _ = fs::remove_dir(d);
         }
     }
 }
 
-/// A new file next to `target`, never one that exists already.
-fn temp_file(dir: &Path, target: &Path) -> std::io::Result<(PathBuf, fs::File)> {
-    let stem = target.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    let mut last = None;
-    for i in 0..100u32 {
-        let tmp = dir.join(format!(".{stem}.mcplite-{}-{nanos}-{i}.tmp", std::process::id()));
-        match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
+/// The new files of one attempt; those still listed are removed when it ends.
+struct TempFiles(Vec<PathBuf>);
+
+impl Drop for TempFiles {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = fs::remove_file(p);
         }
     }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary file name is free")))
+}
+
+impl TempFiles {
+    /// A new file in `dir` holding `bytes`, named after `name`, with the mode,
+    /// owner and group of `like`; written through to the disk. `doing` starts
+    /// the error messages ("cannot write <file>").
+    fn write(
+        &mut self,
+        dir: &Path,
+        name: &Path,
+        like: Option<&FileFacts>,
+        bytes: &[u8],
+        doing: &str,
+    ) -> Result<PathBuf, ConfigError> {
+        let stem = name.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "config".into());
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let mut last = None;
+        for i in 0..100u32 {
+            let tmp = dir.join(format!(".{stem}.mcplite-{}-{nanos}-{i}.tmp", std::process::id()));
+            match platform::create_exclusive(&tmp, like) {
+                Ok(mut file) => {
+                    self.0.push(tmp.clone());
+                    file.write_all(bytes).and_then(|_| file.sync_all()).map_err(|e| io_error(doing.to_string(), &e))?;
+                    return Ok(tmp);
+                }
+                Err(CreateError::Create(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(CreateError::Create(e)) => {
+                    return Err(io_error(format!("{doing} (creating a file in {})", dir.display()), &e))
+                }
+                Err(CreateError::Owner(e)) => {
+                    let (uid, gid) = like.and_then(|f| f.owner).unwrap_or((0, 0));
+                    return Err(ConfigError::new(
+                        ErrorKind::Owner,
+                        format!(
+                            "{doing} keeping its owner (user {uid}) and group ({gid}): {e}. Run R as that \
+                             user. {NOTHING_CHANGED}"
+                        ),
+                    ));
+                }
+            }
+        }
+        let e = last.unwrap_or_else(|| std::io::Error::other("no temporary file name is free"));
+        Err(io_error(format!("{doing} (creating a file in {})", dir.display()), &e))
+    }
+}
+
+/// The test hook of [`TEST_PAUSE_VAR`].
+fn test_pause(prefix: &Path, attempt: u32) {
+    let with = |what: &str| {
+        let mut s = prefix.as_os_str().to_os_string();
+        s.push(format!(".{what}.{attempt}"));
+        PathBuf::from(s)
+    };
+    let go = with("go");
+    let _ = fs::write(with("ready"), attempt.to_string());
+    while !go.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// Make the rename durable (Unix; best effort).
@@ -926,17 +1309,139 @@ mod tests {
     #[test]
     fn json_keeps_other_servers_settings_order_and_indentation() {
         let text = "{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"}\n    },\n    \"zoom\": 1.5\n}";
-        let e = r_entry();
+        let e = entry(json!({"command": "c", "args": ["a"]}));
         let m = merge(text, &up(Format::Json, "mcpServers", "r", &e), "f.json").unwrap();
-        let keys: Vec<&str> =
-            m.text.lines().filter_map(|l| l.strip_prefix("    \"")).map(|l| &l[..l.find('"').unwrap()]).collect();
-        assert_eq!(keys, ["theme", "mcpServers", "zoom"]);
-        assert!(m
-            .text
-            .contains("\n        \"other\": {\n            \"command\": \"x\"\n        },\n        \"r\": {"));
-        assert!(!m.text.ends_with('\n'));
-        let v: Value = serde_json::from_str(&m.text).unwrap();
-        assert_eq!(v["zoom"], 1.5);
+        assert_eq!(
+            m.text,
+            "{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"other\": {\"command\": \"x\"},\n        \"r\": {\n            \"command\": \"c\",\n            \"args\": [\n                \"a\"\n            ]\n        }\n    },\n    \"zoom\": 1.5\n}"
+        );
+    }
+
+    #[test]
+    fn json_only_the_entry_changes_byte_for_byte() {
+        // Duplicate keys, numbers beyond double precision, odd spacing and
+        // escapes elsewhere in the file all stay as they were.
+        let head = "{\n  \"a\": 1, \"a\": 2,\n  \"big\": 123456789012345678901234567890,\n  \"f\": 1.00000000000000000001e300,\n  \"s\": \"\\u00e9\\/\",\n  \"mcpServers\" :  {\n    \"x\": {\"command\": \"y\", \"n\": 12345678901234567890123},\n    \"r\": ";
+        let tail = ",\n    \"z\":{ }\n  },\n  \"a\": 3\n}\n";
+        let old_entry = "{\n      \"command\": \"old\",\n      \"timeout\": 99999999999999999999999,\n      \"env\": {\"A\": \"1\"},\n      \"httpUrl\": \"https://remote\"\n    }";
+        let text = format!("{head}{old_entry}{tail}");
+        let e = entry(json!({"command": "c", "args": ["a"]}));
+        let m = merge(&text, &up(Format::Json, "mcpServers", "r", &e), "f").unwrap();
+        assert!(m.replaced);
+        assert_eq!(
+            m.text,
+            format!("{head}{{\n      \"command\": \"c\",\n      \"timeout\": 99999999999999999999999,\n      \"args\": [\n        \"a\"\n      ]\n    }}{tail}")
+        );
+        // A new entry goes after the last server, indented as it is.
+        let m = merge(&text, &up(Format::Json, "mcpServers", "new", &e), "f").unwrap();
+        assert!(!m.replaced);
+        let added = ",\n    \"new\":{\n      \"command\": \"c\",\n      \"args\": [\n        \"a\"\n      ]\n    }";
+        let at = text.find(",\n    \"z\"").unwrap() + ",\n    \"z\":{ }".len();
+        assert_eq!(m.text, format!("{}{added}{}", &text[..at], &text[at..]));
+        // A new servers object goes after the last setting.
+        let m = merge(&text, &up(Format::Json, "servers", "r", &e), "f").unwrap();
+        let at = text.rfind("\n}").unwrap();
+        assert_eq!(
+            m.text,
+            format!("{},\n  \"servers\": {{\n    \"r\": {{\n      \"command\": \"c\",\n      \"args\": [\n        \"a\"\n      ]\n    }}\n  }}{}", &text[..at], &text[at..])
+        );
+    }
+
+    /// Documents of many layouts, for the splice properties below.
+    const JSON_LAYOUTS: &[&str] = &[
+        "{}",
+        "{ }",
+        "{\n}\n",
+        "{\"a\":1}",
+        "{\"mcpServers\":{}}",
+        "{\"mcpServers\": { }, \"n\": 1e999999999999999999}",
+        "{\n  \"mcpServers\": {}\n}\n",
+        "{\n    \"x\": [1, 2,\n        3],\n    \"mcpServers\": {\n        \"o\": {\"command\": \"c\"}\n    }\n}",
+        "{\r\n\t\"mcpServers\": {\r\n\t\t\"o\": {\r\n\t\t\t\"command\": \"c\"\r\n\t\t}\r\n\t}\r\n}\r\n",
+        "\u{feff}{ \"k\" : 123456789012345678901234567890 , \"k\" : 2 }",
+        "{\n  \"mcpServers\" : {\n    \"a\" : {}\n  }\n}",
+    ];
+
+    /// `new` is `old` with one range replaced: the length of what `old` and
+    /// `new` share at both ends covers all of `old` but `changed` bytes.
+    fn differs_in_one_place(old: &str, new: &str, changed: usize) -> bool {
+        let (a, b) = (old.as_bytes(), new.as_bytes());
+        let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+        prefix + suffix + changed >= a.len()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn json_splice_changes_only_the_entry(
+            layout in 0..JSON_LAYOUTS.len(), name in "\\PC{1,8}", command in "\\PC{0,12}", v in ".{0,12}",
+        ) {
+            let text = JSON_LAYOUTS[layout];
+            if serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}')).is_err() {
+                // Numbers serde cannot read are refused (see the test of refusals).
+                let e = entry(json!({"command": command}));
+                proptest::prop_assert!(merge(text, &up(Format::Json, "mcpServers", &name, &e), "f").is_err());
+                return Ok(());
+            }
+            let e = entry(json!({"command": command, "args": [v.clone()], "env": {"K": v}}));
+            let m = merge(text, &up(Format::Json, "mcpServers", &name, &e), "f").unwrap();
+            let had = serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}')).unwrap()
+                .get("mcpServers").and_then(|s| s.get(name.as_str())).is_some();
+            proptest::prop_assert_eq!(m.replaced, had);
+            if !had {
+                // An insertion; into an empty object (`{ }`), that object is rewritten.
+                proptest::prop_assert!(differs_in_one_place(text, &m.text, 3), "{} -> {}", text, m.text);
+            }
+            let v: Value = serde_json::from_str(m.text.trim_start_matches('\u{feff}')).unwrap();
+            proptest::prop_assert_eq!(&v["mcpServers"][name.as_str()], &Value::Object(e.clone()));
+            // Again: the entry is replaced where it is, and nothing moves.
+            let again = merge(&m.text, &up(Format::Json, "mcpServers", &name, &e), "f").unwrap();
+            proptest::prop_assert!(again.replaced);
+            proptest::prop_assert_eq!(&again.text, &m.text);
+            let other = entry(json!({"command": "other"}));
+            let third = merge(&m.text, &up(Format::Json, "mcpServers", &name, &other), "f").unwrap();
+            let entry_len = m.text.len() - text.len() + 64;
+            proptest::prop_assert!(differs_in_one_place(&m.text, &third.text, entry_len));
+        }
+    }
+
+    #[test]
+    fn json_entry_or_servers_written_twice_is_refused() {
+        let e = r_entry();
+        let cases = [
+            (
+                "{\"mcpServers\": {\"r\": {}, \"r\": {\"command\": \"x\"}}}",
+                "`mcpServers` in f has the server `r` 2 times",
+            ),
+            ("{\"mcpServers\": {}, \"mcpServers\": {}, \"mcpServers\": {}}", "f has the key `mcpServers` 3 times"),
+        ];
+        for (text, msg) in cases {
+            let err = merge(text, &up(Format::Json, "mcpServers", "r", &e), "f").unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Layout);
+            assert!(err.message.starts_with(msg), "{}", err.message);
+        }
+        // Another server written twice is no reason to refuse.
+        let text = "{\"mcpServers\": {\"x\": {}, \"x\": {}}}";
+        let m = merge(text, &up(Format::Json, "mcpServers", "r", &e), "f").unwrap();
+        assert!(m.text.starts_with("{\"mcpServers\": {\"x\": {}, \"x\": {}, \"r\": {\"command\":"), "{}", m.text);
+    }
+
+    #[test]
+    fn an_updated_entry_has_exactly_one_transport() {
+        let e = entry(json!({"command": "c", "args": []}));
+        for remote in [
+            json!({"httpUrl": "https://h", "headers": {"Authorization": "x"}, "timeout": 5}),
+            json!({"url": "https://h", "type": "http", "timeout": 5}),
+            json!({"tcp": "h:1", "serverUrl": "https://h", "timeout": 5}),
+        ] {
+            let text = json!({"mcpServers": {"r": remote}}).to_string();
+            let m = merge(&text, &up(Format::Json, "mcpServers", "r", &e), "f").unwrap();
+            let v: Value = serde_json::from_str(&m.text).unwrap();
+            assert_eq!(v["mcpServers"]["r"], json!({"timeout": 5, "command": "c", "args": []}), "{text}");
+        }
+        let text = "[mcp_servers.r]\nurl = \"https://h\"  # remote\nbearer_token_env_var = \"TOK\"\nstartup_timeout_sec = 5\n\n[mcp_servers.r.http_headers]\nX = \"y\"\n\n[other]\n";
+        let m = merge(text, &up(Format::Toml, "mcp_servers", "r", &e), "f").unwrap();
+        assert_eq!(m.text, "[mcp_servers.r]\ncommand = \"c\"\nargs = []\nstartup_timeout_sec = 5\n\n[other]\n");
     }
 
     #[test]
@@ -1231,6 +1736,58 @@ mod tests {
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
         assert!(fs::read_to_string(&real).unwrap().contains("[mcp_servers.r]"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_refused_new_file_creates_no_directory() {
+        // (A failure after the directories are made removes them: the
+        // full-disk test in tests/testthat/test-config-safety.R.)
+        let dir = tempdir("newdir");
+        let path = dir.join("a").join("b").join("mcp.json");
+        let e = entry(json!({"command": "c", "n": null}));
+        let err = write_entry(&dir.join("a").join("b").join("config.toml"), &up(Format::Toml, "mcp_servers", "r", &e))
+            .unwrap_err();
+        assert!(err.message.ends_with("Nothing was changed."), "{}", err.message);
+        assert!(!dir.join("a").exists());
+        let e = r_entry();
+        write_entry(&path, &up(Format::Json, "servers", "r", &e)).unwrap();
+        assert!(path.exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn write_never_follows_a_backup_link_and_refuses_hard_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempdir("links");
+        let path = dir.join("mcp.json");
+        fs::write(&path, "{}\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        let victim = dir.join("victim");
+        fs::write(&victim, "keep\n").unwrap();
+        let e = r_entry();
+        let u = up(Format::Json, "servers", "r", &e);
+        for link_to in [victim.clone(), dir.join("missing")] {
+            let _ = fs::remove_file(backup_path(&path));
+            std::os::unix::fs::symlink(&link_to, backup_path(&path)).unwrap();
+            let before = fs::read(&path).unwrap();
+            write_entry(&path, &u).unwrap();
+            let bak = fs::symlink_metadata(backup_path(&path)).unwrap();
+            assert!(bak.file_type().is_file());
+            assert_eq!(bak.permissions().mode() & 0o777, 0o640);
+            assert_eq!(fs::read(backup_path(&path)).unwrap(), before);
+            assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+        }
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+        assert!(!dir.join("missing").exists());
+        let twin = dir.join("twin.json");
+        fs::hard_link(&path, &twin).unwrap();
+        let before = fs::read(&path).unwrap();
+        let err = write_entry(&path, &u).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Links);
+        assert!(err.message.contains("has 2 hard links"), "{}", err.message);
+        assert_eq!(fs::read(&path).unwrap(), before);
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -151,6 +151,12 @@ impl<'d> Val<'d> {
         self.kind() == Kind::String
     }
 
+    /// Where this value's bytes are in the message.
+    pub fn span(&self) -> std::ops::Range<usize> {
+        let (s, e) = self.node().src;
+        s as usize..e as usize
+    }
+
     /// The exact bytes of this value in the message.
     pub fn raw(&self) -> &'d [u8] {
         let (s, e) = self.node().src;

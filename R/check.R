@@ -69,6 +69,9 @@
 #'   Anthropic APIs), `anyOf`/`oneOf`/`allOf` at the top of the input schema
 #'   (Anthropic API), arrays without `items` (VS Code), references to other
 #'   documents (2026-07-28 specification);
+#' * with `calls`, tools whose results held a non-zero number that was sent
+#'   as `0` because the payload option `mcplite.json.digits` keeps too few
+#'   decimal places (the server says so once per tool on standard error);
 #' * optionally, the results of calling tools with the arguments in `calls`,
 #'   including results that SDK clients reject because their structured
 #'   content does not match the tool's output schema (see [mcp_client()]).
@@ -376,6 +379,15 @@ report_startup_stderr <- function(stderr, add) {
     add("warning", "startup_warning",
         sprintf("R gave a warning while the script started:\n%s", w),
         "Fix what it says: clients do not show the server's warnings, and the tools may not be what you meant.")
+  }
+  # The server's note when a result held a non-zero number sent as 0
+  # (dispatch::Server::zeroed_note in the core).
+  zeroed <- regmatches(stderr, regexec("^mcplite: tool (.+?): (a non-zero number was sent as 0 .*)$", stderr))
+  for (m in zeroed[lengths(zeroed) == 3]) {
+    add("warning", "number_sent_as_zero",
+        sprintf("A result of %s held a non-zero number that was sent as 0: %s.", m[[2]], m[[3]]),
+        "Put options(mcplite.json.digits = NA) (every digit) or I(n) (n significant digits) at the top of the script.",
+        tool = m[[2]])
   }
   failed <- stderr[startsWith(stderr, worker_failure_prefix)]
   if (length(failed)) {

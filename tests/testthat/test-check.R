@@ -440,3 +440,41 @@ test_that("mcp_check(command =) runs exactly the command a client runs", {
   expect_match(shown[[1]], paste(rscript, "--vanilla", script), fixed = TRUE)
   expect_false(any(grepl("mcpServers", shown)))
 })
+
+test_that("a non-zero number sent as 0 is said once per tool on stderr, and reported by mcp_check(calls =)", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(
+    'fit <- mcplite::tool(function() list(estimate = 2.5, p_value = 1.2e-5), name = "fit", description = "A fit.")',
+    'table <- mcplite::tool(function() mcplite::tool_result(structured_content = data.frame(term = c("a", "b"), p = c(0.5, 3e-5))),',
+    '  name = "table", description = "A table.")',
+    'fine <- mcplite::tool(function() list(p = 0.25, zero = 0), name = "fine", description = "Nothing lost.")',
+    "mcplite::mcp_server(list(fit, table, fine))"
+  ))
+  client <- mcp_client(script, env = child_env())
+  for (i in 1:3) {
+    expect_equal(client$call("fit")$content[[1]]$text, '{"estimate":2.5,"p_value":0}')
+    client$call("table")
+    client$call("fine")
+  }
+  # Closed, the server has exited and everything it wrote to stderr is read.
+  client$close()
+  notes <- grep("was sent as 0", client$stderr(), value = TRUE)
+  expect_length(notes, 2)
+  expect_match(notes[[1]], "^mcplite: tool fit: a non-zero number was sent as 0 \\(numbers keep 4 decimal places")
+  expect_match(notes[[2]], "^mcplite: tool table: ")
+  expect_match(notes[[1]], "options(mcplite.json.digits = NA)", fixed = TRUE)
+
+  res <- mcp_check(script, env = child_env(), calls = list(fit = list(), fine = list()))
+  found <- res$problems[res$problems$rule == "number_sent_as_zero", ]
+  expect_equal(found$tool, "fit")
+  expect_equal(found$severity, "warning")
+
+  # With every digit kept there is nothing to say.
+  script <- server_script(c('options(mcplite.json.digits = NA)', readLines(script)))
+  client <- mcp_client(script, env = child_env())
+  expect_equal(client$call("fit")$content[[1]]$text, '{"estimate":2.5,"p_value":1.2e-05}')
+  client$call("table")
+  client$close()
+  expect_false(any(grepl("was sent as 0", client$stderr())))
+})

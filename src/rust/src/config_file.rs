@@ -58,8 +58,13 @@ fn rust_config_merge(text: &str, format: &str, key: &str, name: &str, entry: Rob
 /// previous file as `<path>.bak`: `list(path, backup, replaced)`.
 /// @noRd
 #[extendr]
-fn rust_config_write(path: &str, format: &str, key: &str, name: &str, entry: Robj) -> Robj {
-    with_update(format, key, name, &entry, |u| match config_file::write_entry(std::path::Path::new(path), u) {
+fn rust_config_write(path: Robj, format: &str, key: &str, name: &str, entry: Robj) -> Robj {
+    // The path reaches the file system as R's file functions pass it.
+    let path = match crate::rstring::path(&path, "path") {
+        Ok(p) => p,
+        Err(e) => return fail(&ConfigError { kind: ErrorKind::Path, message: e }),
+    };
+    with_update(format, key, name, &entry, |u| match config_file::write_entry(&path, u) {
         Ok(w) => {
             let backup: Robj = match &w.backup {
                 Some(b) => b.to_string_lossy().into_owned().into(),

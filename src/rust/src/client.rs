@@ -221,7 +221,9 @@ fn rust_client_begin_open(ptr: Robj, timeout: f64) -> Robj {
 #[extendr]
 fn rust_client_begin_request(ptr: Robj, method: Robj, params: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| {
-        let read = || -> std::result::Result<_, String> { Ok((crate::rstring::text(&method, "method")?, object(&params, "params")?, seconds(timeout)?)) };
+        let read = || -> std::result::Result<_, String> {
+            Ok((crate::rstring::text(&method, "method")?, object(&params, "params")?, seconds(timeout)?))
+        };
         let (method, params, t) = match read() {
             Ok(x) => x,
             Err(e) => return fail_message(&e, "invalid"),
@@ -249,7 +251,9 @@ fn rust_client_begin_list_tools(ptr: Robj, timeout: f64) -> Robj {
 #[extendr]
 fn rust_client_begin_call_tool(ptr: Robj, name: Robj, arguments: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| {
-        let read = || -> std::result::Result<_, String> { Ok((crate::rstring::text(&name, "name")?, object(&arguments, "arguments")?, seconds(timeout)?)) };
+        let read = || -> std::result::Result<_, String> {
+            Ok((crate::rstring::text(&name, "name")?, object(&arguments, "arguments")?, seconds(timeout)?))
+        };
         let (name, args, t) = match read() {
             Ok((name, a, t)) => (name, a.unwrap_or_else(|| Value::Object(Map::new())), t),
             Err(e) => return fail_message(&e, "invalid"),
@@ -311,7 +315,9 @@ fn rust_client_abandon(ptr: Robj) -> Robj {
 #[extendr]
 fn rust_client_notify(ptr: Robj, method: Robj, params: Robj) -> Robj {
     with_client(ptr, |c| {
-        let read = || -> std::result::Result<_, String> { Ok((crate::rstring::text(&method, "method")?, object(&params, "params")?)) };
+        let read = || -> std::result::Result<_, String> {
+            Ok((crate::rstring::text(&method, "method")?, object(&params, "params")?))
+        };
         let (method, params) = match read() {
             Ok(x) => x,
             Err(e) => return fail_message(&e, "invalid"),

@@ -119,11 +119,7 @@ unsafe fn charsxp_native(ch: SEXP, at: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Each element of character vector `x` through `read`; `NA` is refused.
-fn each<T>(
-    x: &Robj,
-    what: &str,
-    read: impl Fn(SEXP, &str) -> Result<T, String>,
-) -> Result<Vec<T>, String> {
+fn each<T>(x: &Robj, what: &str, read: impl Fn(SEXP, &str) -> Result<T, String>) -> Result<Vec<T>, String> {
     // SAFETY: reading the type and length of a live object.
     let sexp = unsafe { x.get() };
     // SAFETY: as above.

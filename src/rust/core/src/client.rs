@@ -488,7 +488,8 @@ impl Client {
             cmd.current_dir(dir);
         }
         platform::own_process_group(&mut cmd);
-        let mut child = cmd.spawn().map_err(|e| ClientError::Spawn(format!("{}: {e}", launch.program.to_string_lossy())))?;
+        let mut child =
+            cmd.spawn().map_err(|e| ClientError::Spawn(format!("{}: {e}", launch.program.to_string_lossy())))?;
         let started = Instant::now();
         let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
             (Some(i), Some(o), Some(e)) => (i, o, e),

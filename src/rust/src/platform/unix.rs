@@ -1,9 +1,9 @@
 //! Unix: descriptors with `dup2`, private copies close-on-exec, SIGPIPE caught.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

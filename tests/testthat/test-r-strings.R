@@ -178,11 +178,12 @@ test_that("a string argument of 2 GiB or more is a tool error, not a shortened s
   mcp_send(proc, initialize_line("2025-11-25"))
   mcp_read(proc, 1)
   n <- 2^31 # one byte more than R's limit
+  # One vector, newline included (each copy is 2 GiB).
   mcp_send(proc, c(
     charToRaw('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"size","arguments":{"x":"'),
     rep(as.raw(0x61), n),
-    charToRaw('"}}}')
-  ))
+    charToRaw('"}}}\n')
+  ), newline = FALSE)
   res <- mcp_read(proc, 1, timeout = 600)[[1]]
   expect_true(isTRUE(res$result$isError))
   expect_match(res$result$content[[1]]$text, "holds a string of 2147483648 bytes, longer than R's limit")

@@ -138,7 +138,8 @@ running_script_found <- function(args = commandArgs(FALSE)) {
     if (!file.exists(path)) return(none)
     return(list(script = normalizePath(path), start = here, why = NA_character_))
   }
-  res <- rust_running_script(path)
+  # Called while mcplite loads: nothing here may stop that.
+  res <- tryCatch(rust_running_script(path), error = function(e) list(error = conditionMessage(e)))
   if (!is.null(res$error)) {
     return(list(script = NA_character_, start = here, why = res$error))
   }

@@ -260,6 +260,15 @@ check_timeout <- function(timeout, arg = "timeout", call) {
 
 # Unwrap list(value, error) from a client entry point, raising the classed
 # condition on error. `what` says what was being done, for the message.
+# A string the client sends as UTF-8 (the rule every entry point that sends
+# text follows: src/rust/src/rstring.rs), so that messages can show it too;
+# one that cannot be text (a "bytes" string that is not UTF-8) is an error.
+protocol_text <- function(x, arg, call) {
+  res <- rust_protocol_text(x, arg)
+  if (!is.null(res$error)) abort_mcplite(paste0(capitalize(res$error), "."), arg = arg, call = call)
+  res$value
+}
+
 client_value <- function(res, what, call) {
   if (is.null(res$error)) return(res$value)
   client_abort(res$error, what, call)
@@ -400,6 +409,7 @@ new_client <- function(ptr, opened, launch, timeout) {
   self$call <- function(name, arguments = list(), timeout = NULL) {
     call <- sys.call()
     check_string(name, "name", call = call)
+    name <- protocol_text(name, "name", call)
     arguments <- check_named_list(arguments, "arguments", call = call)
     what <- sprintf("tools/call (%s)", name)
     timeout <- resolve(timeout, call)
@@ -408,6 +418,7 @@ new_client <- function(ptr, opened, launch, timeout) {
   self$request <- function(method, params = NULL, timeout = NULL) {
     call <- sys.call()
     check_string(method, "method", call = call)
+    method <- protocol_text(method, "method", call)
     if (!is.null(params)) params <- check_named_list(params, "params", call = call)
     timeout <- resolve(timeout, call)
     client_value(client_wait(ptr, rust_client_begin_request(ptr, method, params, timeout)), method, call)
@@ -415,6 +426,7 @@ new_client <- function(ptr, opened, launch, timeout) {
   self$notify <- function(method, params = NULL) {
     call <- sys.call()
     check_string(method, "method", call = call)
+    method <- protocol_text(method, "method", call)
     if (!is.null(params)) params <- check_named_list(params, "params", call = call)
     invisible(client_value(rust_client_notify(ptr, method, params), method, call))
   }

@@ -8,7 +8,8 @@
 #' `argument` (a bad argument value), `schema` (a schema or type helper),
 #' `content` (content blocks and results), `serialize` (a value that cannot be
 #' written as JSON), `option` (a payload option), `tools` (the tool list
-#' given to [mcp_server()]), `workers` (its `workers` argument), `client` (an exchange of [mcp_client()] that
+#' given to [mcp_server()]), `workers` (its `workers` argument; `workers_script`
+#' first when the script R runs cannot be found for the workers), `client` (an exchange of [mcp_client()] that
 #' failed, with a finer class first: `client_rpc`, `client_exited`,
 #' `client_timeout`, `client_start`, `client_protocol`, `client_closed`) and
 #' `config` (a client configuration file [mcp_config()] could not write, with a

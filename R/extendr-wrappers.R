@@ -8,6 +8,8 @@ NULL
 
 rust_json_parse <- function(text) .Call(wrap__rust_json_parse, text)
 
+rust_protocol_text <- function(x, what) .Call(wrap__rust_protocol_text, x, what)
+
 rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
 
 rust_check <- function(kind, x, arg) .Call(wrap__rust_check, kind, x, arg)
@@ -91,3 +93,5 @@ rust_worker_span_begin <- function(traceparent, tool) .Call(wrap__rust_worker_sp
 rust_worker_span_end <- function(failed) .Call(wrap__rust_worker_span_end, failed)
 
 rust_worker_detach_stdio <- function() .Call(wrap__rust_worker_detach_stdio)
+
+rust_running_script <- function(file) .Call(wrap__rust_running_script, file)

@@ -10,10 +10,11 @@
 #' * on a worker of `mcp_server(workers = )`, the script the worker evaluates
 #'   (the server's, at the same path);
 #' * the file R runs, as in `Rscript /path/to/server.R` (how clients and
-#'   [mcp_check()] start servers). A relative path there is resolved against
-#'   the folder R started in, even after the script calls [setwd()], as long
-#'   as mcplite was loaded (`library(mcplite)`, or any `mcplite::` call)
-#'   before that `setwd()`;
+#'   [mcp_check()] start servers). A relative path there names the file R
+#'   opened, even after the script calls [setwd()], before or after mcplite
+#'   was loaded (R keeps the script open, and the operating system names it;
+#'   where it cannot, a `setwd()` before mcplite is loaded leaves the script
+#'   unknown);
 #' * the file being read by [source()], when the script is sourced in an R
 #'   session;
 #' * otherwise (code typed at the console) the working directory.
@@ -68,6 +69,40 @@ current_script <- function() {
     }
   }
   NA_character_
+}
+
+# Workers evaluate the script R runs (see running_script_found()): when it
+# could not be found, refuse them and say why, rather than let a worker
+# evaluate another file.
+startup_check_workers <- function(workers, call) {
+  wanted <- identical(workers, "mirai") ||
+    (is.numeric(workers) && length(workers) == 1 && !is.na(workers) && workers >= 1)
+  if (!wanted || is.na(startup$why)) return(invisible())
+  abort_mcplite(
+    paste0(
+      "`workers` needs the script R runs, and it cannot be found: ", startup$why, ".\n",
+      "Load mcplite before the script's first setwd() (`library(mcplite)` at its top), ",
+      "or run the script by its absolute path."
+    ),
+    class = c("workers_script", "workers"), arg = "workers", call = call
+  )
+}
+
+# Why the server script failed on a worker, when a setwd() in it did: the
+# worker replays the script's setwd() calls from the folder recorded as the
+# one R started in (startup_dir()), which is the folder R was in when
+# mcplite was loaded if the script was run by its absolute path. "" for any
+# other error.
+startup_replay_note <- function(e) {
+  call <- conditionCall(e)
+  if (!is.call(call) || !identical(call[[1]], quote(setwd))) return("")
+  from <- startup_dir()
+  sprintf(paste0(
+    " (the worker replays the script's setwd() calls from %s, the folder R was in when mcplite ",
+    "was loaded: a setwd() ahead of library(mcplite) cannot be replayed from there. ",
+    "Load mcplite at the top of the script, or give setwd() an absolute path such as ",
+    "script_file(\"data\"))"
+  ), if (is.null(from)) "the daemon's folder" else from)
 }
 
 .onLoad <- function(libname, pkgname) {

@@ -135,6 +135,13 @@
 #'   R started in, and the daemons mcplite starts begin in that directory
 #'   too (the server's machine and its initial working directory), so a
 #'   `setwd()` in the script has the same effect on them as in the server.
+#'   Load mcplite before the script's first `setwd()`: mcplite learns where R
+#'   started when it is loaded. A script run by a relative path
+#'   (`Rscript server.R`) is found even so (R keeps it open, and the system
+#'   names it), or the workers are refused with the reason; never does a
+#'   worker evaluate another file by that name. Run by its absolute path, such
+#'   a script's relative `setwd()` is replayed from the folder it moved to,
+#'   and the calls fail with an error that says so.
 #'   For remote daemons, copy the script and its data to the same places.
 #' * The script runs again on every worker, including code that only the
 #'   server should run: a script that starts its own daemons for
@@ -308,6 +315,7 @@ mcp_server <- function(tools, instructions = NULL, workers = 0L, name = "mcplite
   check_string(name, "name", call = call, allow_empty = FALSE)
   check_string(version, "version", call = call, allow_null = TRUE, allow_empty = FALSE)
   opts <- payload_options(call)
+  startup_check_workers(workers, call)
   workers <- workers_config(workers, call)
   serve_specs(specs, instructions, opts, workers, info = server_identity(name, version))
   invisible(NULL)

@@ -95,17 +95,24 @@ mirai_usable <- function() {
   !is.na(version) && package_version(version) >= mirai_version
 }
 
-# Where R started, read when mcplite is loaded (see .onLoad()): the script's
-# path is resolved against the directory R started in, not against one the
-# script moved to with setwd(), and the daemons mcplite starts begin there too,
-# so the script's own setwd() has the same effect on them.
+# Where R started and the script it runs, read when mcplite is loaded (see
+# .onLoad()). The daemons mcplite starts begin in that folder, so the
+# script's own setwd() calls have the same effect on them. A relative script
+# path (`Rscript server.R`) is relative to the folder R started in, which a
+# setwd() ahead of library(mcplite) has left: the script is then found
+# through the file R has open (rust_running_script()), never through the
+# path from the current folder, which may name another file. `why` says why
+# the script could not be found (NA when it was, or when R runs none).
 startup <- new.env(parent = emptyenv())
 startup$wd <- NA_character_
 startup$script <- NA_character_
+startup$why <- NA_character_
 
 startup_record <- function() {
-  startup$wd <- tryCatch(getwd(), error = function(e) NA_character_)
-  startup$script <- running_script()
+  found <- running_script_found()
+  startup$wd <- found$start
+  startup$script <- found$script
+  startup$why <- found$why
 }
 
 # The directory R started in, or NULL when it is not known or is gone.
@@ -115,13 +122,28 @@ startup_dir <- function() {
 }
 
 # The path of the script R is running (`Rscript file`, `R -f file`), or NA.
-running_script <- function(args = commandArgs(FALSE)) {
+running_script <- function(args = commandArgs(FALSE)) running_script_found(args)$script
+
+# The script R runs, the folder R started in, and why the script could not
+# be found: list(script, start, why).
+running_script_found <- function(args = commandArgs(FALSE)) {
+  here <- tryCatch(getwd(), error = function(e) NA_character_)
+  none <- list(script = NA_character_, start = here, why = NA_character_)
   file <- args[startsWith(args, "--file=")]
-  if (length(file) == 0) return(NA_character_)
+  if (length(file) == 0) return(none)
   # R writes spaces in the path as "~+~".
   path <- gsub("~+~", " ", substring(file[[1]], 8), fixed = TRUE)
-  if (!nzchar(path) || path == "-" || !file.exists(path)) return(NA_character_)
-  normalizePath(path)
+  if (!nzchar(path) || path == "-") return(none)
+  if (is_absolute_path(path)) {
+    if (!file.exists(path)) return(none)
+    return(list(script = normalizePath(path), start = here, why = NA_character_))
+  }
+  # Called while mcplite loads: nothing here may stop that.
+  res <- tryCatch(rust_running_script(path), error = function(e) list(error = conditionMessage(e)))
+  if (!is.null(res$error)) {
+    return(list(script = NA_character_, start = here, why = res$error))
+  }
+  list(script = normalizePath(res$value$script), start = res$value$start, why = NA_character_)
 }
 
 # ---- the server side, called by the Rust glue -------------------------------
@@ -488,8 +510,8 @@ worker_tools <- function(script) {
     ),
     mcplite_worker_tools = function(cnd) cnd$specs,
     error = function(e) {
-      text <- sprintf("The worker could not evaluate the server script %s: %s",
-                      script, condition_text(e, "?"))
+      text <- sprintf("The worker could not evaluate the server script %s: %s%s",
+                      script, condition_text(e, "?"), startup_replay_note(e))
       if (!is.null(warned)) text <- sprintf("%s (R warned: %s)", text, warned)
       text
     }

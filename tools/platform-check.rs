@@ -352,6 +352,38 @@ fn trace_file_checks(c: &mut Checks) {
     }
 }
 
+/// The open files are named (how the glue finds the script R runs after a
+/// setwd()), and strings for the OS are made from the form each OS takes.
+fn open_file_checks(c: &mut Checks) {
+    let dir = std::env::temp_dir().join(format!("platform-check-open-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("server.R");
+    let other = dir.join("other.R");
+    let _ = std::fs::write(&path, "1\n");
+    let _ = std::fs::write(&other, "2\n");
+    let canonical = std::fs::canonicalize(&path).ok();
+    {
+        let _open = std::fs::File::open(&path);
+        let listed = platform::open_files();
+        c.check(
+            canonical.as_ref().map_or(false, |p| listed.iter().any(|l| platform::same_file(l, p))),
+            &format!("an open file is named among the open files ({:?} in {:?})", canonical, listed),
+        );
+        c.check(!listed.iter().any(|l| platform::same_file(l, &other)), "a file that is not open is not named");
+    }
+    c.check(platform::same_file(&path, &path), "a file is the same file as itself");
+    c.check(!platform::same_file(&path, &other), "two files are not the same file");
+    c.check(!platform::same_file(&path, &dir.join("none.R")), "a missing file is not the same file");
+    let made = platform::os_string(|| Ok::<_, ()>(b"caf\xc3\xa9".to_vec()), || Ok("caf\u{e9}".to_string()));
+    c.check(made.as_ref().ok().and_then(|s| s.to_str()) == Some("caf\u{e9}"), "an OS string is made from its text");
+    let back = match platform::os_text(std::ffi::OsStr::new("caf\u{e9}")) {
+        platform::OsText::Native(b) => b,
+        platform::OsText::Utf8(t) => t.into_bytes(),
+    };
+    c.check(back == "caf\u{e9}".as_bytes(), "an OS string comes back as its bytes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn subject(marker: &str) -> i32 {
     let mut c = Checks { failed: 0 };
     let exe = std::env::current_exe().unwrap();
@@ -368,6 +400,7 @@ fn subject(marker: &str) -> i32 {
     stop_signal_checks(&mut c);
     trace_file_checks(&mut c);
     protocol_output_checks(&mut c);
+    open_file_checks(&mut c);
 
     let mut guard = match platform::StdioGuard::install() {
         Ok(g) => g,

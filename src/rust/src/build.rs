@@ -3,7 +3,8 @@
 //!
 //! Building runs inside [`ffi::make`]: allocations whose size the
 //! client controls can fail, and R signals that with an error. The core
-//! checks the value first (no NUL, bounded depth), so nothing else fails.
+//! checks the value first (no NUL, bounded depth, no string longer than R
+//! holds), so nothing else fails.
 
 use crate::ffi;
 use extendr_api::prelude::*;
@@ -17,17 +18,19 @@ use std::os::raw::c_int;
 /// else is stored into a protected list as soon as it is made.
 pub struct SexpBuilder;
 
+/// A CHARSXP of a string the core checked: no NUL, and at most
+/// `R_STRING_MAX` bytes (`r::args::check*` refuse longer strings and names
+/// with a tool error first). One that is longer all the same becomes `NA`
+/// rather than a shortened string.
 fn mkchar(s: &str) -> SEXP {
-    // SAFETY: the core guarantees no NUL, and the bytes are UTF-8; the
-    // length fits: a JSON line is below 4 GB and R strings hold 2^31 - 1
-    // bytes, which mkCharLenCE checks (an R error, caught by `protected`).
-    unsafe {
-        extendr_ffi::Rf_mkCharLenCE(
-            s.as_ptr() as *const _,
-            s.len().min(c_int::MAX as usize) as c_int,
-            cetype_t::CE_UTF8,
-        )
-    }
+    let Ok(len) = c_int::try_from(s.len()) else {
+        // SAFETY: R_NaString is a global constant.
+        return unsafe { extendr_ffi::R_NaString };
+    };
+    // SAFETY: the bytes are valid for `len` bytes (the whole string), UTF-8
+    // and without NUL; R copies them (an allocation that can fail with an R
+    // error, which the caller's `ffi::make` catches).
+    unsafe { extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const _, len, cetype_t::CE_UTF8) }
 }
 
 impl RBuilder for SexpBuilder {

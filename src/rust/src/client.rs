@@ -23,6 +23,7 @@ use mcplite_core::check::check_listings;
 use mcplite_core::client::{page_tools, Client, ClientError, Launch, Outcome};
 use mcplite_core::json::{Doc, Val};
 use serde_json::{Map, Value};
+use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -131,13 +132,18 @@ fn object(x: &Robj, what: &str) -> std::result::Result<Option<Value>, String> {
     }
 }
 
-fn named_strings(x: &Robj) -> Vec<(String, String)> {
-    let Some(values) = x.as_str_vector() else { return Vec::new() };
-    let names: Vec<String> = match x.names() {
-        Some(n) => n.map(str::to_string).collect(),
-        None => return Vec::new(),
+/// A named character vector (environment variables) for the operating system.
+fn named_os_strings(x: &Robj, what: &str) -> std::result::Result<Vec<(OsString, OsString)>, String> {
+    if x.is_null() {
+        return Ok(Vec::new());
+    }
+    let values = crate::rstring::os_strings(x, what)?;
+    let names = match x.get_attrib(names_symbol()) {
+        Some(n) if !n.is_null() => crate::rstring::os_strings(&n, &format!("names({what})"))?,
+        _ if values.is_empty() => Vec::new(),
+        _ => return Err(format!("`{what}` must be named")),
     };
-    names.into_iter().zip(values.into_iter().map(str::to_string)).collect()
+    Ok(names.into_iter().zip(values).collect())
 }
 
 fn with_client(mut ptr: Robj, f: impl FnOnce(&mut Client) -> Robj) -> Robj {
@@ -155,21 +161,30 @@ fn with_client(mut ptr: Robj, f: impl FnOnce(&mut Client) -> Robj) -> Robj {
 /// @noRd
 #[extendr]
 fn rust_client_spawn(
-    program: &str,
+    program: Robj,
     args: Robj,
     env: Robj,
     clear_env: bool,
     cwd: Robj,
-    protocol: &str,
+    protocol: Robj,
     client_info: Robj,
 ) -> Robj {
-    let launch = Launch {
-        program: program.to_string(),
-        args: args.as_str_vector().map(|v| v.into_iter().map(str::to_string).collect()).unwrap_or_default(),
-        clear_env,
-        env: named_strings(&env),
-        cwd: cwd.as_str().map(str::to_string),
+    use crate::rstring;
+    let read = || -> std::result::Result<(Launch, String), String> {
+        let launch = Launch {
+            program: rstring::os_string(&program, "command")?,
+            args: if args.is_null() { Vec::new() } else { rstring::os_strings(&args, "args")? },
+            clear_env,
+            env: named_os_strings(&env, "env")?,
+            cwd: if cwd.is_null() { None } else { Some(rstring::path(&cwd, "cwd")?) },
+        };
+        Ok((launch, rstring::text(&protocol, "protocol")?))
     };
+    let (launch, protocol) = match read() {
+        Ok(x) => x,
+        Err(e) => return fail_message(&e, "invalid"),
+    };
+    let protocol = protocol.as_str();
     let info = match from_r(&client_info) {
         Ok(v) => v,
         Err(e) => return fail_message(&format!("client_info: {e}"), "invalid"),
@@ -204,13 +219,16 @@ fn rust_client_begin_open(ptr: Robj, timeout: f64) -> Robj {
 /// Begin any request; `params` is NULL or a named list.
 /// @noRd
 #[extendr]
-fn rust_client_begin_request(ptr: Robj, method: &str, params: Robj, timeout: f64) -> Robj {
+fn rust_client_begin_request(ptr: Robj, method: Robj, params: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| {
-        let (params, t) = match (object(&params, "params"), seconds(timeout)) {
-            (Ok(p), Ok(t)) => (p, t),
-            (Err(e), _) | (_, Err(e)) => return fail_message(&e, "invalid"),
+        let read = || -> std::result::Result<_, String> {
+            Ok((crate::rstring::text(&method, "method")?, object(&params, "params")?, seconds(timeout)?))
         };
-        let r = c.begin_request(method, params, t);
+        let (method, params, t) = match read() {
+            Ok(x) => x,
+            Err(e) => return fail_message(&e, "invalid"),
+        };
+        let r = c.begin_request(&method, params, t);
         begun(c, r)
     })
 }
@@ -231,13 +249,16 @@ fn rust_client_begin_list_tools(ptr: Robj, timeout: f64) -> Robj {
 /// Begin `tools/call`; a tool error comes back as a result with `isError`.
 /// @noRd
 #[extendr]
-fn rust_client_begin_call_tool(ptr: Robj, name: &str, arguments: Robj, timeout: f64) -> Robj {
+fn rust_client_begin_call_tool(ptr: Robj, name: Robj, arguments: Robj, timeout: f64) -> Robj {
     with_client(ptr, |c| {
-        let (args, t) = match (object(&arguments, "arguments"), seconds(timeout)) {
-            (Ok(a), Ok(t)) => (a.unwrap_or_else(|| Value::Object(Map::new())), t),
-            (Err(e), _) | (_, Err(e)) => return fail_message(&e, "invalid"),
+        let read = || -> std::result::Result<_, String> {
+            Ok((crate::rstring::text(&name, "name")?, object(&arguments, "arguments")?, seconds(timeout)?))
         };
-        let r = c.begin_call_tool(name, args, t);
+        let (name, args, t) = match read() {
+            Ok((name, a, t)) => (name, a.unwrap_or_else(|| Value::Object(Map::new())), t),
+            Err(e) => return fail_message(&e, "invalid"),
+        };
+        let r = c.begin_call_tool(&name, args, t);
         begun(c, r)
     })
 }
@@ -292,13 +313,16 @@ fn rust_client_abandon(ptr: Robj) -> Robj {
 /// A notification to the server.
 /// @noRd
 #[extendr]
-fn rust_client_notify(ptr: Robj, method: &str, params: Robj) -> Robj {
+fn rust_client_notify(ptr: Robj, method: Robj, params: Robj) -> Robj {
     with_client(ptr, |c| {
-        let params = match object(&params, "params") {
-            Ok(p) => p,
+        let read = || -> std::result::Result<_, String> {
+            Ok((crate::rstring::text(&method, "method")?, object(&params, "params")?))
+        };
+        let (method, params) = match read() {
+            Ok(x) => x,
             Err(e) => return fail_message(&e, "invalid"),
         };
-        match c.notify(method, params) {
+        match c.notify(&method, params) {
             Ok(()) => ok(().into()),
             Err(e) => fail(&e, Some(c)),
         }

@@ -32,23 +32,39 @@ fn entry_object(entry: &Robj) -> std::result::Result<Map<String, Value>, String>
     }
 }
 
-fn with_update(format: &str, key: &str, name: &str, entry: &Robj, f: impl FnOnce(&Update<'_>) -> Robj) -> Robj {
-    let Some(format) = Format::parse(format) else {
+/// The strings of an update, as protocol text (UTF-8, `crate::rstring`).
+fn with_update(format: &Robj, key: &Robj, name: &Robj, entry: &Robj, f: impl FnOnce(&Update<'_>) -> Robj) -> Robj {
+    let texts = (|| {
+        Ok::<_, String>((
+            crate::rstring::text(format, "format")?,
+            crate::rstring::text(key, "key")?,
+            crate::rstring::text(name, "name")?,
+        ))
+    })();
+    let (format, key, name) = match texts {
+        Ok(t) => t,
+        Err(e) => return fail_invalid(e),
+    };
+    let Some(format) = Format::parse(&format) else {
         return fail_invalid(format!("unknown configuration format {format:?}"));
     };
     let entry = match entry_object(entry) {
         Ok(m) => m,
         Err(e) => return fail_invalid(e),
     };
-    f(&Update { format, servers_key: key, name, entry: &entry })
+    f(&Update { format, servers_key: &key, name: &name, entry: &entry })
 }
 
 /// The configuration text `text` (`""` for a new file) with the server entry
 /// merged in; `file` names it in messages.
 /// @noRd
 #[extendr]
-fn rust_config_merge(text: &str, format: &str, key: &str, name: &str, entry: Robj, file: &str) -> Robj {
-    with_update(format, key, name, &entry, |u| match config_file::merge(text, u, file) {
+fn rust_config_merge(text: Robj, format: Robj, key: Robj, name: Robj, entry: Robj, file: Robj) -> Robj {
+    let (text, file) = match (crate::rstring::text(&text, "text"), crate::rstring::text(&file, "file")) {
+        (Ok(t), Ok(f)) => (t, f),
+        (Err(e), _) | (_, Err(e)) => return fail_invalid(e),
+    };
+    with_update(&format, &key, &name, &entry, |u| match config_file::merge(&text, u, &file) {
         Ok(m) => ok(m.text.into()),
         Err(e) => fail(&e),
     })
@@ -59,14 +75,26 @@ fn rust_config_merge(text: &str, format: &str, key: &str, name: &str, entry: Rob
 /// `list(path, backup, replaced)`.
 /// @noRd
 #[extendr]
-fn rust_config_write(path: &str, format: &str, key: &str, name: &str, entry: Robj) -> Robj {
-    with_update(format, key, name, &entry, |u| match config_file::write_entry(std::path::Path::new(path), u) {
+fn rust_config_write(path: Robj, format: Robj, key: Robj, name: Robj, entry: Robj) -> Robj {
+    // The path reaches the file system as R's file functions pass it.
+    let path = match crate::rstring::path(&path, "path") {
+        Ok(p) => p,
+        Err(e) => return fail(&ConfigError { kind: ErrorKind::Path, message: e }),
+    };
+    with_update(&format, &key, &name, &entry, |u| match config_file::write_entry(&path, u) {
         Ok(w) => {
-            let backup: Robj = match &w.backup {
-                Some(b) => b.to_string_lossy().into_owned().into(),
-                None => ().into(),
-            };
-            ok(list!(path = w.path.to_string_lossy().into_owned(), backup = backup, replaced = w.replaced).into())
+            // Paths go back to R as the file system gave them (native).
+            let back = (|| {
+                let backup: Robj = match &w.backup {
+                    Some(b) => crate::rstring::from_os(b.as_os_str())?,
+                    None => ().into(),
+                };
+                Ok::<_, String>((crate::rstring::from_os(w.path.as_os_str())?, backup))
+            })();
+            match back {
+                Ok((path, backup)) => ok(list!(path = path, backup = backup, replaced = w.replaced).into()),
+                Err(e) => fail(&ConfigError { kind: ErrorKind::Path, message: e }),
+            }
         }
         Err(e) => fail(&e),
     })
@@ -77,9 +105,13 @@ fn rust_config_write(path: &str, format: &str, key: &str, name: &str, entry: Rob
 /// GEMINI_CLI_HOME).
 /// @noRd
 #[extendr]
-fn rust_config_default_path(client: &str) -> Robj {
+fn rust_config_default_path(client: Robj) -> Robj {
+    let client = match crate::rstring::text(&client, "client") {
+        Ok(c) => c,
+        Err(e) => return fail_invalid(e),
+    };
     let env = |k: &str| std::env::var(k).ok();
-    match config_file::default_path(client, config_file::Os::current(), &env) {
+    match config_file::default_path(&client, config_file::Os::current(), &env) {
         Ok(p) => ok(p.into()),
         Err(e) => fail(&e),
     }

@@ -28,6 +28,7 @@ extern "C" {
     pub fn COMPLEX_RO(x: SEXP) -> *const extendr_ffi::Rcomplex;
     pub fn Rf_getCharCE(x: SEXP) -> cetype_t;
     pub fn Rf_translateCharUTF8(x: SEXP) -> *const c_char;
+    pub fn Rf_translateChar(x: SEXP) -> *const c_char;
     pub fn vmaxget() -> *mut c_void;
     pub fn vmaxset(p: *const c_void);
     pub fn Rf_type2char(t: SEXPTYPE) -> *const c_char;
@@ -181,16 +182,24 @@ pub fn string(s: &str) -> Result<Robj, RFailure> {
     strings(&[s])
 }
 
-/// A character vector of UTF-8 strings (one with a NUL is an R error).
+/// A character vector of UTF-8 strings (one with a NUL is an R error; one
+/// longer than R holds is refused).
 pub fn strings<S: AsRef<str>>(items: &[S]) -> Result<Robj, RFailure> {
+    if let Some(s) = items.iter().find(|s| s.as_ref().len() > c_int::MAX as usize) {
+        return Err(RFailure::Error(format!(
+            "a string of {} bytes is longer than R's limit of {} bytes",
+            s.as_ref().len(),
+            c_int::MAX
+        )));
+    }
     // SAFETY: allocations under protection; each CHARSXP is stored into the
-    // vector, protected while it is filled, as soon as it is made.
+    // vector, protected while it is filled, as soon as it is made; every
+    // length fits an int (checked above).
     make(|| unsafe {
         let x = extendr_ffi::Rf_protect(extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, items.len() as isize));
         for (i, s) in items.iter().enumerate() {
             let s = s.as_ref();
-            let len = s.len().min(c_int::MAX as usize) as c_int;
-            let ch = extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const c_char, len, cetype_t::CE_UTF8);
+            let ch = extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const c_char, s.len() as c_int, cetype_t::CE_UTF8);
             extendr_ffi::SET_STRING_ELT(x, i as isize, ch);
         }
         extendr_ffi::Rf_unprotect(1);

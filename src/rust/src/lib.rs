@@ -11,6 +11,8 @@ mod ffi;
 mod host;
 mod otel;
 mod platform;
+mod rstring;
+mod script;
 mod serve;
 mod sexp;
 mod workers;
@@ -27,24 +29,34 @@ fn outcome(r: std::result::Result<Robj, String>) -> Robj {
 /// Parse JSON text into shape-preserving R lists.
 /// @noRd
 #[extendr]
-fn rust_json_parse(text: &str) -> Robj {
+fn rust_json_parse(text: Robj) -> Robj {
     outcome((|| {
-        let doc = mcplite_core::json::Doc::parse(text.as_bytes().to_vec()).map_err(|e| e.to_string())?;
+        let text = rstring::text(&text, "text")?;
+        let doc = mcplite_core::json::Doc::parse(text.into_bytes()).map_err(|e| e.to_string())?;
         mcplite_core::r::args::check_json(doc.root())?;
         build::value(doc.root()).map_err(|e| format!("the value is too large for R to hold ({e})"))
     })())
+}
+
+/// A string as protocol text: UTF-8, as every entry point that sends text
+/// reads it (`rstring::text`); the error says why it cannot be.
+/// @noRd
+#[extendr]
+fn rust_protocol_text(x: Robj, what: Robj) -> Robj {
+    let what = rstring::text(&what, "what").unwrap_or_else(|_| "x".to_string());
+    outcome(rstring::text(&x, &what).map(Robj::from))
 }
 
 /// Fixed protocol encoding of an R value (schemas, annotations, `_meta`);
 /// errors name the element, starting from `arg`.
 /// @noRd
 #[extendr]
-fn rust_to_json_fixed(x: Robj, arg: &str) -> Robj {
-    outcome(
-        mcplite_core::r::fixed::encode(&Sx::borrowed(&x), arg)
+fn rust_to_json_fixed(x: Robj, arg: Robj) -> Robj {
+    outcome(rstring::text(&arg, "arg").and_then(|arg| {
+        mcplite_core::r::fixed::encode(&Sx::borrowed(&x), &arg)
             .map(|v| Robj::from(v.to_string()))
-            .map_err(|e| e.message(arg)),
-    )
+            .map_err(|e| e.message(&arg))
+    }))
 }
 
 /// An author's object checked by the core's rule `kind` (see
@@ -52,11 +64,22 @@ fn rust_to_json_fixed(x: Robj, arg: &str) -> Robj {
 /// `list(message, class, arg, at)` for R to raise (`raise_problem()`).
 /// @noRd
 #[extendr]
-fn rust_check(kind: &str, x: Robj, arg: &str) -> Robj {
+fn rust_check(kind: Robj, x: Robj, arg: Robj) -> Robj {
     fn problem(p: &mcplite_core::r::Problem) -> Robj {
         let at: Vec<i32> = p.at.iter().map(|&i| i as i32).collect();
         list!(message = p.message.as_str(), class = p.class, arg = p.arg.as_str(), at = at).into()
     }
+    let (kind, arg) = match (rstring::text(&kind, "kind"), rstring::text(&arg, "arg")) {
+        (Ok(kind), Ok(arg)) => (kind, arg),
+        (Err(e), _) | (_, Err(e)) => {
+            return list!(
+                error = list!(message = e, class = "argument", arg = "arg", at = Vec::<i32>::new()),
+                warnings = List::new(0)
+            )
+            .into()
+        }
+    };
+    let (kind, arg) = (kind.as_str(), arg.as_str());
     match mcplite_core::r::author::check(kind, &Sx::borrowed(&x), arg) {
         Ok(v) => {
             let warnings: Vec<Robj> = v.warnings.iter().map(problem).collect();
@@ -150,6 +173,7 @@ extendr_module! {
     mod mcplite;
     fn rust_worker_detach_stdio;
     fn rust_json_parse;
+    fn rust_protocol_text;
     fn rust_to_json_fixed;
     fn rust_check;
     fn rust_check_tool_result;
@@ -161,4 +185,5 @@ extendr_module! {
     use client;
     use config_file;
     use otel;
+    use script;
 }

@@ -56,6 +56,12 @@ fn key_values(attributes: &Robj) -> Vec<KeyValue> {
     out
 }
 
+/// A name or text for telemetry, read as span attributes are (translated to
+/// UTF-8; bytes that are not UTF-8 replaced); "" for anything but a string.
+fn label(x: &Robj) -> String {
+    mcplite_core::r::string1(&Sx::borrowed(x)).unwrap_or_default()
+}
+
 fn otel_value(x: &Sx) -> Option<OtelValue> {
     use opentelemetry::{Array, StringValue};
     let n = x.len();
@@ -114,14 +120,15 @@ fn span_kind(kind: &str) -> SpanKind {
 /// Start a span under the current context; NULL when no traced server runs.
 /// @noRd
 #[extendr]
-fn rust_otel_start_span(name: &str, attributes: Robj, kind: &str) -> Robj {
+fn rust_otel_start_span(name: Robj, attributes: Robj, kind: Robj) -> Robj {
+    let (name, kind) = (label(&name), label(&kind));
     TRACER.with(|t| {
         let t = t.borrow();
         let Some(tracer) = t.as_ref() else { return ().into() };
         let parent = Context::current();
         let span = tracer
-            .span_builder(name.to_string())
-            .with_kind(span_kind(kind))
+            .span_builder(name)
+            .with_kind(span_kind(&kind))
             .with_attributes(key_values(&attributes))
             .start_with_context(tracer, &parent);
         let cx = parent.with_span(span);
@@ -145,17 +152,19 @@ fn rust_otel_span_set_attributes(ptr: Robj, attributes: Robj) -> Robj {
 
 /// @noRd
 #[extendr]
-fn rust_otel_span_add_event(ptr: Robj, name: &str, attributes: Robj) -> Robj {
-    with_span(ptr, |s| s.cx.span().add_event(name.to_string(), key_values(&attributes)))
+fn rust_otel_span_add_event(ptr: Robj, name: Robj, attributes: Robj) -> Robj {
+    let name = label(&name);
+    with_span(ptr, |s| s.cx.span().add_event(name, key_values(&attributes)))
 }
 
 /// @noRd
 #[extendr]
-fn rust_otel_span_set_status(ptr: Robj, code: &str, description: &str) -> Robj {
+fn rust_otel_span_set_status(ptr: Robj, code: Robj, description: Robj) -> Robj {
+    let (code, description) = (label(&code), label(&description));
     with_span(ptr, |s| {
-        let status = match code {
+        let status = match code.as_str() {
             "ok" => Status::Ok,
-            "error" => Status::error(description.to_string()),
+            "error" => Status::error(description),
             _ => Status::Unset,
         };
         s.cx.span().set_status(status)
@@ -164,8 +173,9 @@ fn rust_otel_span_set_status(ptr: Robj, code: &str, description: &str) -> Robj {
 
 /// @noRd
 #[extendr]
-fn rust_otel_span_update_name(ptr: Robj, name: &str) -> Robj {
-    with_span(ptr, |s| s.cx.span().update_name(name.to_string()))
+fn rust_otel_span_update_name(ptr: Robj, name: Robj) -> Robj {
+    let name = label(&name);
+    with_span(ptr, |s| s.cx.span().update_name(name))
 }
 
 /// @noRd
@@ -242,12 +252,13 @@ fn rust_worker_tracing_start() -> bool {
 /// `traceparent`, and make it current. Whether a span was opened.
 /// @noRd
 #[extendr]
-fn rust_worker_span_begin(traceparent: &str, tool: &str) -> bool {
+fn rust_worker_span_begin(traceparent: Robj, tool: Robj) -> bool {
+    let (traceparent, tool) = (label(&traceparent), label(&tool));
     end_worker_call(false);
     WORKER.with(|w| {
         let w = w.borrow();
         let Some(telemetry) = w.as_ref().filter(|t| t.is_enabled()) else { return false };
-        let span = telemetry.begin_worker_call(tool, traceparent);
+        let span = telemetry.begin_worker_call(&tool, &traceparent);
         let guard = telemetry.enter(&span);
         WORKER_CALL.with(|c| *c.borrow_mut() = Some((span, guard)));
         true

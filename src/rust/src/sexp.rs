@@ -359,11 +359,12 @@ impl RValue for Sx {
     }
 
     fn complexes(&self) -> &[[f64; 2]] {
-        if self.typeof_() != SEXPTYPE::CPLXSXP {
-            return &[];
-        }
-        // SAFETY: Rcomplex is two f64 (repr C), the same layout as [f64; 2].
-        self.slice(unsafe { ffi::COMPLEX_RO(self.sexp) } as *const [f64; 2])
+        // A complex vector whose data R could not make reads as empty, as
+        // with the other types (`typed`).
+        let data = self.typed(SEXPTYPE::CPLXSXP, ffi::COMPLEX_RO);
+        // SAFETY: Rcomplex is two f64 (repr C), the same size and alignment
+        // as [f64; 2]; same length, same memory.
+        unsafe { std::slice::from_raw_parts(data.as_ptr() as *const [f64; 2], data.len()) }
     }
 
     fn raws(&self) -> &[u8] {

@@ -39,7 +39,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -75,14 +77,14 @@ pub use crate::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_
 /// How to start a server.
 #[derive(Debug, Clone, Default)]
 pub struct Launch {
-    pub program: String,
-    pub args: Vec<String>,
+    pub program: OsString,
+    pub args: Vec<OsString>,
     /// Start from an empty environment, so the child sees exactly `env`.
     /// Otherwise `env` is added to (and overrides) the inherited environment.
     pub clear_env: bool,
-    pub env: Vec<(String, String)>,
+    pub env: Vec<(OsString, OsString)>,
     /// Working directory of the child; `None` keeps the caller's.
-    pub cwd: Option<String>,
+    pub cwd: Option<PathBuf>,
 }
 
 /// Why a client operation failed.
@@ -486,7 +488,8 @@ impl Client {
             cmd.current_dir(dir);
         }
         platform::own_process_group(&mut cmd);
-        let mut child = cmd.spawn().map_err(|e| ClientError::Spawn(format!("{}: {e}", launch.program)))?;
+        let mut child =
+            cmd.spawn().map_err(|e| ClientError::Spawn(format!("{}: {e}", launch.program.to_string_lossy())))?;
         let started = Instant::now();
         let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
             (Some(i), Some(o), Some(e)) => (i, o, e),

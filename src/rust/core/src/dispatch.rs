@@ -133,6 +133,11 @@ pub fn settle(id: &RequestId) {
     }
 }
 
+/// How many calls with this id are owed an answer.
+pub fn owed_count(id: &RequestId) -> usize {
+    owed().iter().filter(|e| e.id.key() == id.key()).count()
+}
+
 /// Takes every call still owed an answer (the exit hook's list).
 pub fn take_owed() -> Vec<Ended> {
     std::mem::take(&mut *owed())

@@ -373,7 +373,9 @@ pub fn handle_line<H: ToolHost>(
 }
 
 /// Handle one request; a bug that panics still gives the request its one
-/// answer (-32603) and leaves the server running.
+/// answer (-32603) and leaves the server running. A tool call the panic
+/// left owed an answer (dispatch owes it before the tool runs) is settled:
+/// the -32603 is its answer, so an exit hook must not write another.
 fn handle_guarded<H: ToolHost>(
     server: &mut Server<H::Fun>,
     msg: &Message,
@@ -381,10 +383,16 @@ fn handle_guarded<H: ToolHost>(
     traceparent: Option<String>,
 ) -> Reply {
     use std::panic::{catch_unwind, AssertUnwindSafe};
+    let owed_before = msg.id.as_ref().map_or(0, crate::dispatch::owed_count);
     match catch_unwind(AssertUnwindSafe(|| server.handle(msg, host, traceparent))) {
         Ok(reply) => reply,
         Err(_) => match &msg.id {
-            Some(id) => Reply::Answer(Server::<H::Fun>::internal_error(id)),
+            Some(id) => {
+                if crate::dispatch::owed_count(id) > owed_before {
+                    crate::dispatch::settle(id);
+                }
+                Reply::Answer(Server::<H::Fun>::internal_error(id))
+            }
             None => Reply::Answer(Answer::default()),
         },
     }

@@ -38,7 +38,7 @@ fn every_version_lists_and_calls_tools() {
             assert_eq!(opened["serverInfo"]["name"], json!("mcplite-test-server"));
         }
         let tools = c.list_tools(T).expect("tools/list");
-        assert_eq!(tools.len(), 8, "{v}");
+        assert_eq!(tools.len(), 10, "{v}");
         let r = c.call_tool("echo", json!({"a": [1, 2], "b": "x"}), T).expect("call");
         assert_eq!(text(&r), r#"{"a":[1,2],"b":"x"}"#, "{v}");
         let line: Value = serde_json::from_str(c.last_response().unwrap_or_default()).expect("last line");
@@ -206,7 +206,7 @@ fn the_environment_and_directory_are_exactly_what_was_asked() {
     let mut l = launch("serve");
     l.clear_env = true;
     l.env = vec![("ONLY_THIS".into(), "1".into())];
-    l.cwd = Some(dir.display().to_string());
+    l.cwd = Some(dir.clone());
     let mut c = Client::spawn(&l, "2025-11-25", info()).expect("spawn");
     c.open(T).expect("open");
     let env: Value = serde_json::from_str(text(&c.call_tool("env", json!({}), T).expect("env"))).expect("json");
@@ -243,4 +243,42 @@ fn close_reaps_and_kills_a_server_that_ignores_end_of_input() {
 fn spawn_failures_are_errors() {
     let l = Launch { program: "/nonexistent/mcplite-server".into(), ..Default::default() };
     assert!(matches!(Client::spawn(&l, "2025-11-25", info()), Err(ClientError::Spawn(_))));
+}
+
+/// A call the service failed (-32603, a panic) has had its one answer: when
+/// a later tool ends the process (R's quit()), the exit hook answers only
+/// the calls still owed one, so no id is answered twice.
+#[test]
+fn a_call_answered_with_an_internal_error_is_not_answered_again_at_exit() {
+    for v in ["2025-11-25", "2026-07-28"] {
+        let mut c = start("serve", v);
+        c.set_transcript(true);
+        match c.call_tool("panics", json!({}), T) {
+            Err(ClientError::Rpc { code: -32603, .. }) => {}
+            other => panic!("{v}: the panicking call gave {other:?}"),
+        }
+        let r = c.call_tool("quit", json!({}), T).expect("the quitting call is answered");
+        assert_eq!(r["isError"], json!(true), "{v}");
+        assert!(text(&r).contains("ended the R process"), "{v}: {r}");
+        // The server's last line says every answer it wrote has arrived.
+        let deadline = Instant::now() + T;
+        while !c.notifications(false).iter().any(|n| n["params"]["data"] == json!("bye")) {
+            assert!(Instant::now() < deadline, "{v}: the server's last line never came");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut answers: Vec<String> = c
+            .take_transcript()
+            .into_iter()
+            .filter(|(sent, _)| !sent)
+            .filter_map(|(_, line)| serde_json::from_str::<Value>(&line).ok())
+            .filter(|m| m.get("method").is_none())
+            .map(|m| m["id"].to_string())
+            .collect();
+        let n = answers.len();
+        answers.sort();
+        answers.dedup();
+        assert_eq!(answers.len(), n, "{v}: an id was answered twice: {answers:?}");
+        assert_eq!(answers.len(), 2, "{v}: both calls were answered: {answers:?}");
+        c.close(Duration::from_secs(5));
+    }
 }

@@ -93,8 +93,10 @@
 // (tools/check-windows.sh).
 #![allow(clippy::io_other_error)]
 
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -134,6 +136,49 @@ pub fn flush_c_streams() {
 /// which changes nothing for regular files; Windows has no such files).
 pub fn open_append_nonblocking(path: &str) -> io::Result<File> {
     imp::open_append_nonblocking(path)
+}
+
+/// A string from R for the operating system (a path, a program argument,
+/// an environment variable), as R's own file functions pass it: unix takes
+/// the bytes of the session's native encoding (`native`), Windows wide
+/// strings, made from the UTF-8 text (`utf8`). Only the one needed is made.
+pub fn os_string<E>(
+    native: impl FnOnce() -> Result<Vec<u8>, E>,
+    utf8: impl FnOnce() -> Result<String, E>,
+) -> Result<OsString, E> {
+    imp::os_string(native, utf8)
+}
+
+/// A string from the operating system (a path) for R: the native
+/// encoding's bytes on unix, UTF-8 on Windows (its wide strings, with any
+/// unpaired surrogate replaced).
+#[allow(dead_code)] // each OS makes one of the two
+pub enum OsText {
+    Native(Vec<u8>),
+    Utf8(String),
+}
+
+/// [`OsText`] of `s`.
+pub fn os_text(s: &OsStr) -> OsText {
+    imp::os_text(s)
+}
+
+/// The regular files this process has open, as the operating system names
+/// them now (absolute, symbolic links resolved); a file whose name no longer
+/// leads to it (deleted, renamed) is left out. R keeps the script it runs
+/// (`Rscript file`, `R -f file`) open while it reads it, so this names that
+/// file whatever the working directory has become. Linux: the links in
+/// `/proc/self/fd`; macOS: `fcntl(F_GETPATH)`; Windows: the final path of
+/// each file handle (`GetFinalPathNameByHandleW`); empty where the OS cannot
+/// tell.
+pub fn open_files() -> Vec<PathBuf> {
+    imp::open_files()
+}
+
+/// Whether two paths lead to the same file (unix: device and inode; Windows:
+/// the same final path). False when either cannot be read.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    imp::same_file(a, b)
 }
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);

@@ -1,7 +1,12 @@
 //! Unix: descriptors with `dup2`, private copies close-on-exec, SIGPIPE caught.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use super::Redirected;
 use std::os::unix::io::{AsRawFd, FromRawFd};
@@ -349,4 +354,80 @@ pub(super) fn write_when_ready(file: &File, buf: &[u8], wait: std::time::Duratio
         Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => Ok(None),
         Err(e) => Err(e),
     }
+}
+pub(super) fn os_string<E>(
+    native: impl FnOnce() -> Result<Vec<u8>, E>,
+    _utf8: impl FnOnce() -> Result<String, E>,
+) -> Result<OsString, E> {
+    native().map(OsString::from_vec)
+}
+
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// The open descriptors and the path the OS gives for each.
+#[cfg(not(any(target_os = "macos", target_os = "ios")))]
+fn descriptor_paths() -> Vec<(libc::c_int, PathBuf)> {
+    let dir = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir,
+        Err(_) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for entry in dir.flatten() {
+        let fd = entry.file_name().to_str().and_then(|n| n.parse::<libc::c_int>().ok());
+        if let (Some(fd), Ok(path)) = (fd, std::fs::read_link(entry.path())) {
+            out.push((fd, path));
+        }
+    }
+    out
+}
+
+/// The open descriptors and the path the OS gives for each.
+#[cfg(any(target_os = "macos", target_os = "ios"))]
+fn descriptor_paths() -> Vec<(libc::c_int, PathBuf)> {
+    // MAXPATHLEN on macOS: F_GETPATH writes at most this many bytes.
+    const MAX_PATH: usize = 1024;
+    // SAFETY: getdtablesize() only reads a process limit.
+    let limit = unsafe { libc::getdtablesize() }.clamp(0, 1 << 16);
+    let mut out = Vec::new();
+    for fd in 0..limit {
+        let mut buf = [0u8; MAX_PATH];
+        // SAFETY: F_GETPATH writes a NUL-terminated path of at most
+        // MAXPATHLEN bytes into the buffer; an fd that is not open fails.
+        if unsafe { libc::fcntl(fd, libc::F_GETPATH, buf.as_mut_ptr()) } < 0 {
+            continue;
+        }
+        let len = buf.iter().position(|&b| b == 0).unwrap_or(MAX_PATH);
+        out.push((fd, PathBuf::from(OsString::from_vec(buf[..len].to_vec()))));
+    }
+    out
+}
+
+pub(super) fn open_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (fd, path) in descriptor_paths() {
+        if !path.is_absolute() {
+            continue;
+        }
+        // SAFETY: a zeroed stat buffer is valid; fstat fills it or fails.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; an fd closed meanwhile fails.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 || (st.st_mode & libc::S_IFMT) != libc::S_IFREG {
+            continue;
+        }
+        // The name must still lead to the open file.
+        let same = std::fs::metadata(&path).map(|m| m.dev() == st.st_dev as u64 && m.ino() == st.st_ino as u64);
+        if same.unwrap_or(false) && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+pub(super) fn os_text(s: &OsStr) -> super::OsText {
+    super::OsText::Native(s.as_bytes().to_vec())
 }

@@ -7,9 +7,11 @@
 //! The C runtime is whichever the final link uses (UCRT with Rtools 4.2 and
 //! later, like R itself), so these descriptors are R's.
 
-use std::ffi::c_void;
+use std::ffi::{c_void, OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::windows::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
 
 use super::Redirected;
 use std::os::raw::{c_char, c_int};
@@ -371,4 +373,81 @@ impl Drop for Wake {
         // SAFETY: the event was created by `new` and is closed once.
         unsafe { CloseHandle(self.event) };
     }
+}
+
+pub(super) fn os_string<E>(
+    _native: impl FnOnce() -> Result<Vec<u8>, E>,
+    utf8: impl FnOnce() -> Result<String, E>,
+) -> Result<OsString, E> {
+    utf8().map(OsString::from)
+}
+
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+const FILE_TYPE_DISK: u32 = 1;
+/// Handle values scanned: handles are multiples of 4, and a process with
+/// R's few files open uses small ones.
+const HANDLE_SCAN: usize = 1 << 16;
+
+#[link(name = "kernel32")]
+extern "system" {
+    fn GetFileType(handle: Handle) -> u32;
+    fn GetFinalPathNameByHandleW(handle: Handle, path: *mut u16, len: u32, flags: u32) -> u32;
+}
+
+/// The final path of a handle that is open on a file, without the `\\?\`
+/// prefix Windows adds.
+fn handle_path(handle: Handle) -> Option<PathBuf> {
+    // SAFETY: GetFileType reads any handle value; one that is not open fails.
+    if unsafe { GetFileType(handle) } != FILE_TYPE_DISK {
+        return None;
+    }
+    let mut buf = vec![0u16; 1024];
+    loop {
+        // SAFETY: the buffer holds `len` UTF-16 units; the call writes at most
+        // that many, or returns the size it needs.
+        let n = unsafe { GetFinalPathNameByHandleW(handle, buf.as_mut_ptr(), buf.len() as u32, 0) } as usize;
+        if n == 0 {
+            return None;
+        }
+        if n < buf.len() {
+            buf.truncate(n);
+            break;
+        }
+        if n > 1 << 16 {
+            return None;
+        }
+        buf = vec![0u16; n + 1];
+    }
+    let text = OsString::from_wide(&buf);
+    let s = text.to_string_lossy().into_owned();
+    let path = if let Some(rest) = s.strip_prefix("\\\\?\\UNC\\") {
+        OsString::from(format!("\\\\{}", rest))
+    } else if let Some(rest) = s.strip_prefix("\\\\?\\") {
+        OsString::from(rest)
+    } else {
+        text
+    };
+    Some(PathBuf::from(path))
+}
+
+pub(super) fn open_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for value in (4..HANDLE_SCAN).step_by(4) {
+        if let Some(path) = handle_path(value as Handle) {
+            if path.is_file() && !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn os_text(s: &OsStr) -> super::OsText {
+    super::OsText::Utf8(s.to_string_lossy().into_owned())
 }

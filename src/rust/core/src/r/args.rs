@@ -19,6 +19,11 @@ use crate::json::{r_number, Kind, RNumber, Val};
 /// Arguments nested deeper than this (below `arguments`) are refused.
 pub const MAX_ARG_DEPTH: usize = 512;
 
+/// The longest string R holds, in bytes: a CHARSXP's length is an `int`
+/// (2^31 - 1). Longer strings and names are refused before anything is
+/// built, so the builder never has to shorten one.
+pub const R_STRING_MAX: usize = i32::MAX as usize;
+
 /// One leaf value for the builder.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar<'a> {
@@ -96,11 +101,17 @@ pub fn check(arguments: Option<Val<'_>>, formals: &Formals, tool: &str) -> Resul
                 "Tool {tool} received an argument name with a NUL character (\\u0000), which R names cannot hold."
             ));
         }
+        if name.len() > R_STRING_MAX {
+            return Err(format!(
+                "Tool {tool} received an argument name of {} bytes, longer than R's limit of {R_STRING_MAX} bytes.",
+                name.len()
+            ));
+        }
         if formals.inexact(name) {
             return Err(format!("Tool {tool} has no argument named '{name}'."));
         }
         let mut path = name.to_string();
-        check_value(value, &mut path, 1, MAX_ARG_DEPTH).map_err(|e| match e {
+        check_value(value, &mut path, 1, MAX_ARG_DEPTH, R_STRING_MAX).map_err(|e| match e {
             Fault::Nul(path) => format!(
                 "Argument `{}` of tool {tool} contains a NUL character (\\u0000), which R strings cannot hold.",
                 shorten(&path)
@@ -112,6 +123,14 @@ pub fn check(arguments: Option<Val<'_>>, formals: &Formals, tool: &str) -> Resul
             Fault::Nested => format!(
                 "Argument `{name}` of tool {tool} is nested deeper than {MAX_ARG_DEPTH} levels, which mcplite does not pass to R."
             ),
+            Fault::Long(path, n) => format!(
+                "Argument `{}` of tool {tool} holds a string of {n} bytes, longer than R's limit of {R_STRING_MAX} bytes.",
+                shorten(&path)
+            ),
+            Fault::LongName(path, n) => format!(
+                "Argument `{}` of tool {tool} has a name of {n} bytes, longer than R's limit of {R_STRING_MAX} bytes.",
+                shorten(&path)
+            ),
         })?;
     }
     Ok(())
@@ -121,6 +140,14 @@ enum Fault {
     Nul(String),
     NulName(String),
     Nested,
+    /// A string longer than R holds, and its length in bytes.
+    Long(String, usize),
+    LongName(String, usize),
+}
+
+/// The length in bytes of a decoded string or name, if it is longer than `max`.
+fn too_long(v: Val<'_>, max: usize) -> Option<usize> {
+    v.as_str().map(str::len).filter(|&n| n > max)
 }
 
 /// Paths deep down are long; the start says which argument it is.
@@ -136,16 +163,21 @@ fn shorten(path: &str) -> String {
     format!("{}...", &path[..end])
 }
 
-fn check_value(v: Val<'_>, path: &mut String, depth: usize, max_depth: usize) -> Result<(), Fault> {
+/// `max_string` is [`R_STRING_MAX`] but in tests.
+fn check_value(v: Val<'_>, path: &mut String, depth: usize, max_depth: usize, max_string: usize) -> Result<(), Fault> {
     match v.kind() {
         Kind::String if v.has_nul() => Err(Fault::Nul(path.clone())),
+        Kind::String => match too_long(v, max_string) {
+            Some(n) => Err(Fault::Long(path.clone(), n)),
+            None => Ok(()),
+        },
         Kind::Deep => Err(Fault::Nested),
         Kind::Array | Kind::Object if depth > max_depth => Err(Fault::Nested),
         Kind::Array => {
             for (i, item) in v.items().enumerate() {
                 let len = path.len();
                 push_index(path, i);
-                check_value(item, path, depth + 1, max_depth)?;
+                check_value(item, path, depth + 1, max_depth, max_string)?;
                 path.truncate(len);
             }
             Ok(())
@@ -155,9 +187,12 @@ fn check_value(v: Val<'_>, path: &mut String, depth: usize, max_depth: usize) ->
                 if key.has_nul() {
                     return Err(Fault::NulName(path.clone()));
                 }
+                if let Some(n) = too_long(key, max_string) {
+                    return Err(Fault::LongName(path.clone(), n));
+                }
                 let len = path.len();
                 push_name(path, key.as_str().unwrap_or(""));
-                check_value(item, path, depth + 1, max_depth)?;
+                check_value(item, path, depth + 1, max_depth, max_string)?;
                 path.truncate(len);
             }
             Ok(())
@@ -194,8 +229,12 @@ pub fn check_json(v: Val<'_>) -> Result<(), String> {
 /// reader kept, no [`Kind::Deep`] marker).
 /// Paths in messages start at `root`.
 pub fn check_json_within(v: Val<'_>, max_depth: usize, root: &str) -> Result<(), String> {
+    check_json_limits(v, max_depth, R_STRING_MAX, root)
+}
+
+fn check_json_limits(v: Val<'_>, max_depth: usize, max_string: usize, root: &str) -> Result<(), String> {
     let mut path = String::from(root);
-    check_value(v, &mut path, 0, max_depth).map_err(|e| match e {
+    check_value(v, &mut path, 0, max_depth, max_string).map_err(|e| match e {
         Fault::Nul(path) => format!(
             "the string at `{}` contains a NUL character (\\u0000), which R strings cannot hold",
             shorten(&path)
@@ -207,6 +246,13 @@ pub fn check_json_within(v: Val<'_>, max_depth: usize, root: &str) -> Result<(),
             format!("it is nested deeper than {} levels", crate::json::MAX_TREE_DEPTH)
         }
         Fault::Nested => format!("it is nested deeper than {max_depth} levels"),
+        Fault::Long(path, n) => format!(
+            "the string at `{}` is {n} bytes long, longer than R's limit of {R_STRING_MAX} bytes",
+            shorten(&path)
+        ),
+        Fault::LongName(path, n) => {
+            format!("a name in `{}` is {n} bytes long, longer than R's limit of {R_STRING_MAX} bytes", shorten(&path))
+        }
     })
 }
 
@@ -313,6 +359,25 @@ mod tests {
 
     fn formals(names: &[&str]) -> Formals {
         Formals::new(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn strings_longer_than_r_holds_are_refused_by_their_decoded_length() {
+        assert_eq!(R_STRING_MAX, (1usize << 31) - 1, "a CHARSXP's length is an int");
+        let check = |json: &str, max: usize| check_json_limits(doc(json).root(), usize::MAX, max, "x");
+        // At the limit, and below it, nothing is refused.
+        assert_eq!(check(r#"{"a":["xyz","abcde"]}"#, 5), Ok(()));
+        let e = check(r#"{"a":["xyz","abcdef"]}"#, 5).unwrap_err();
+        assert!(e.contains("is 6 bytes long") && e.contains(&R_STRING_MAX.to_string()), "{e}");
+        // Decoded bytes count, not the escapes in the message: three é are
+        // 6 bytes of UTF-8 but 18 characters of JSON.
+        assert_eq!(check(r#"{"a":"\u00e9\u00e9\u00e9"}"#, 6), Ok(()));
+        assert!(check(r#"{"a":"\u00e9\u00e9\u00e9"}"#, 5).unwrap_err().contains("is 6 bytes long"));
+        // Names too, at any depth.
+        let e = check(r#"{"a":{"abcdef":1}}"#, 5).unwrap_err();
+        assert!(e.starts_with("a name in") && e.contains("6 bytes"), "{e}");
+        // A top-level string.
+        assert!(check(r#""abcdef""#, 5).is_err());
     }
 
     #[test]

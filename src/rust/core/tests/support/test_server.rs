@@ -5,7 +5,11 @@
 //! - serve: tools echo, sleep (arguments.ms), fail (tool error), die (exits
 //!   with status 3), chatty (sends a log notification and a roots/list
 //!   request before answering), junk (writes a non-JSON line first), env
-//!   (the environment as a JSON object), cwd (the working directory)
+//!   (the environment as a JSON object), cwd (the working directory),
+//!   panics (the tool host panics: the service answers -32603), quit (ends
+//!   the process as R's quit() in a tool does: writes the answers of every
+//!   call still owed one, as the R host's exit hook does, then the
+//!   notification "bye", and exits)
 //! - banner: writes a line of text on stdout before serving
 //! - glued: writes text without a newline before serving
 //! - fail-start: writes an R-like error on stderr and exits with status 1
@@ -41,7 +45,12 @@ impl ToolHost for Host {
     type Fun = &'static str;
     type Value = TV;
 
-    fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, _cx: CallContext) -> Started<TV> {
+    fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, cx: CallContext) -> Started<TV> {
+        match tool.fun {
+            "panics" => panic!("a bug in the service, as asked"),
+            "quit" => exit_as_r_quit(&cx),
+            _ => {}
+        }
         let arguments: Map<String, Value> = match args.map(|a| a.to_value()) {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
@@ -62,6 +71,20 @@ impl ToolHost for Host {
             _ => s("ok"),
         }))
     }
+}
+
+/// What the R host's exit hook (`host::on_r_exit` in the glue) writes when a
+/// tool calls quit(): one answer for each call still owed one.
+fn exit_as_r_quit(cx: &CallContext) -> ! {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for ended in mcplite_core::dispatch::take_owed() {
+        let line = if ended.id().key() == cx.id.key() { ended.line::<TV>() } else { ended.unanswered_line::<TV>() };
+        let _ = out.write_all(&line);
+        let _ = out.write_all(b"\n");
+    }
+    write(&mut out, r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"bye"}}"#);
+    std::process::exit(0)
 }
 
 fn tool(name: &'static str) -> Tool<&'static str> {
@@ -103,7 +126,7 @@ fn main() {
         }
         _ => {}
     }
-    let names = ["echo", "sleep", "fail", "die", "chatty", "junk", "env", "cwd"];
+    let names = ["echo", "sleep", "fail", "die", "chatty", "junk", "env", "cwd", "panics", "quit"];
     let Ok(mut server) = Server::new(
         names.iter().map(|n| tool(n)).collect(),
         Some("A test server.".into()),

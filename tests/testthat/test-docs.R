@@ -21,6 +21,7 @@ readme_blocks <- function(lines) {
 }
 
 test_that("the README's links, help topics, version and commands are real", {
+  skip_if_not_installed("jsonlite")
   lines <- readme_lines()
   root <- test_path("..", "..")
   text <- paste(lines, collapse = "\n")
@@ -58,6 +59,7 @@ test_that("the README's links, help topics, version and commands are real", {
 
 test_that("the README's minimal server passes mcp_check(), and its client example runs as shown", {
   skip_on_cran()
+  skip_if_not_installed("processx")
   skip_if_no_mcplite_child()
   lines <- readme_lines()
   blocks <- Filter(function(b) b$lang == "r", readme_blocks(lines))
@@ -93,6 +95,7 @@ test_that("the guides and examples find files next to the script with script_fil
 
 test_that("the README's script_file() lines work in a server started from elsewhere", {
   skip_on_cran()
+  skip_if_not_installed("processx")
   skip_if_no_mcplite_child()
   lines <- readme_lines()
   shown <- Filter(function(b) b$lang == "r" && any(grepl("script_file(", b$code, fixed = TRUE)), readme_blocks(lines))

@@ -100,7 +100,41 @@ idle_sigint_exit <- function() {
   as.numeric(difftime(Sys.time(), t0, units = "secs"))
 }
 
+# 4. RSS growth of the R session running mcp_client() while a server prints
+#    600 stray 1 MB lines before its answer (the client keeps the last few,
+#    cut). test-client-faults.R asserted < 100 MB; it now counts the bytes kept.
+client_flood_rss_growth <- function() {
+  if (!file.exists("/proc/self/status")) return(NA_real_)
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    'out <- file("/dev/stdout", open = "wb")',
+    'send <- function(text) { writeBin(c(charToRaw(text), as.raw(10)), out); flush(out) }',
+    'con <- file("stdin", open = "r")',
+    'repeat {',
+    '  line <- readLines(con, n = 1)',
+    '  if (!length(line)) break',
+    '  m <- regmatches(line, regexpr(\'"id":[0-9]+\', line))',
+    '  if (!length(m)) next',
+    '  id <- sub(\'"id":\', "", m)',
+    '  if (grepl(\'"method":"initialize"\', line)) {',
+    '    send(sprintf(\'{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}}\', id))',
+    '  } else if (grepl(\'"method":"tools/call"\', line)) {',
+    '    big <- strrep("x", 1e6)',
+    '    for (i in 1:600) send(big)',
+    '    send(sprintf(\'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}\', id))',
+    '  } else send(sprintf(\'{"jsonrpc":"2.0","id":%s,"result":{}}\', id))',
+    '}'
+  ), script)
+  gc()
+  before <- rss_mb(Sys.getpid())
+  client <- mcplite::mcp_client(script)
+  on.exit(client$close())
+  client$call("t", timeout = 300)
+  rss_mb(Sys.getpid()) - before
+}
+
 cat(sprintf("mcplite %s from %s\n", utils::packageVersion("mcplite"), dirname(find.package("mcplite"))))
 cat(sprintf("server RSS growth, 100 000 pipelined calls: %.1f MB (was asserted < 25 MB)\n", server_rss_growth()))
 cat(sprintf("exit after stdin closes, silent OTLP collector: %.2f s (was asserted < 2.5 s)\n", silent_collector_exit()))
 cat(sprintf("exit after SIGINT while idle: %.2f s (was asserted < 5 s)\n", idle_sigint_exit()))
+cat(sprintf("client RSS growth, 600 stray 1 MB lines: %.1f MB (was asserted < 100 MB)\n", client_flood_rss_growth()))

@@ -279,17 +279,85 @@ mcp_fixture_server <- function(name = "server.R") {
   testthat::test_path("fixtures", name)
 }
 
-# Skip unless a child `Rscript --vanilla` can load mcplite.
+# The pipe tests run servers in child `Rscript --vanilla` processes, which load
+# the mcplite installed in R_LIBS / .libPaths(), not the code being tested.
+# On CRAN, skip when the child cannot load mcplite. Anywhere else a skip would
+# hide every pipe test (or test a stale build) without a word, so fail with
+# what to run instead:
+# - the child cannot load mcplite;
+# - under devtools::test() (the package loaded from its sources by pkgload),
+#   the child's mcplite is another version, or was built by tools/install.sh
+#   from other sources (its MCPLITE_SOURCE_HASH).
 skip_if_no_mcplite_child <- function() {
-  ok <- mcp_state$mcplite_child
-  if (is.null(ok)) {
-    res <- processx::run(
-      mcp_rscript(), c("--vanilla", "-e", "stopifnot(is.function(mcplite::mcp_server))"),
-      env = c("current", R_LIBS = mcp_child_libs()), error_on_status = FALSE
-    )
-    ok <- mcp_state$mcplite_child <- res$status == 0
+  problem <- mcp_state$mcplite_child
+  if (is.null(problem)) problem <- mcp_state$mcplite_child <- mcplite_child_problem()
+  if (!nzchar(problem)) return(invisible())
+  on_cran <- !interactive() && !isTRUE(as.logical(Sys.getenv("NOT_CRAN", "false")))
+  if (on_cran) testthat::skip(problem)
+  stop(problem, call. = FALSE)
+}
+
+mcplite_child_install_hint <- paste(
+  "Install the package under test first: `tools/install.sh` from the source tree,",
+  "or `R CMD INSTALL -l <lib> .` and run the tests with R_LIBS=<lib>."
+)
+
+# "" when a child Rscript loads the mcplite being tested, else what is wrong.
+mcplite_child_problem <- function() {
+  res <- processx::run(
+    mcp_rscript(), c("--vanilla", "-e", paste(
+      "stopifnot(is.function(mcplite::mcp_server));",
+      "cat(as.character(utils::packageVersion('mcplite')), system.file(package = 'mcplite'), sep = '\\n')"
+    )),
+    env = c("current", R_LIBS = mcp_child_libs()), error_on_status = FALSE
+  )
+  if (res$status != 0) {
+    return(paste("A child Rscript cannot load an installed mcplite with mcp_server(), so the tests that",
+                 "start servers cannot run.", mcplite_child_install_hint))
   }
-  if (!ok) testthat::skip("a child Rscript cannot load an installed mcplite with mcp_server() (install it, or set R_LIBS)")
+  child <- strsplit(res$stdout, "\n", fixed = TRUE)[[1]]
+  source_dir <- mcplite_dev_source_dir()
+  if (is.null(source_dir)) return("")
+  tested <- as.character(read.dcf(file.path(source_dir, "DESCRIPTION"), "Version")[1, 1])
+  if (!identical(child[[1]], tested)) {
+    return(sprintf("The child Rscript loads mcplite %s from %s, but the sources being tested are %s. %s",
+                   child[[1]], child[[2]], tested, mcplite_child_install_hint))
+  }
+  built_from <- file.path(child[[2]], "MCPLITE_SOURCE_HASH")
+  want <- mcplite_source_hash(source_dir)
+  if (file.exists(built_from) && !is.na(want)) {
+    have <- trimws(readLines(built_from, warn = FALSE)[1])
+    if (!identical(have, want)) {
+      return(sprintf(paste("The child Rscript loads mcplite from %s, built from other sources than %s",
+                           "(MCPLITE_SOURCE_HASH %s, the sources hash to %s). %s"),
+                     child[[2]], source_dir, substr(have, 1, 12), substr(want, 1, 12), mcplite_child_install_hint))
+    }
+  }
+  ""
+}
+
+# The source tree when mcplite is loaded from it by pkgload (devtools::test(),
+# load_all()), else NULL (an installed package: R CMD check, test_dir() with
+# load_package = "installed").
+mcplite_dev_source_dir <- function() {
+  if (!isNamespaceLoaded("mcplite")) return(NULL)
+  dev <- requireNamespace("pkgload", quietly = TRUE) && pkgload::is_dev_package("mcplite")
+  path <- getNamespaceInfo("mcplite", "path")
+  if (!dev && !file.exists(file.path(path, "tools", "install.sh"))) return(NULL)
+  if (!file.exists(file.path(path, "DESCRIPTION"))) return(NULL)
+  normalizePath(path)
+}
+
+# The hash tools/install.sh writes into the package it installs, computed by
+# its own source_hash() (one definition), or NA when that cannot run here.
+mcplite_source_hash <- function(source_dir) {
+  script <- file.path(source_dir, "tools", "install.sh")
+  if (!file.exists(script) || !nzchar(Sys.which("bash"))) return(NA_character_)
+  code <- sprintf("cd %s && eval \"$(sed -n -e '/^hash_cmd=/p' -e '/^source_hash() {/,/^}/p' tools/install.sh)\" && source_hash",
+                  shQuote(source_dir))
+  res <- processx::run("bash", c("-c", code), error_on_status = FALSE)
+  hash <- trimws(res$stdout)
+  if (res$status == 0 && grepl("^[0-9a-f]{64}$", hash)) hash else NA_character_
 }
 
 # ---- schema validation through one shared node process ----------------------

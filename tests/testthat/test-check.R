@@ -28,8 +28,8 @@ test_that("a good server passes, in every version, and its calls are made", {
   expect_equal(res$versions$served, res$versions$asked)
   expect_equal(res$versions$tools, rep(5L, 4))
   expect_equal(vapply(res$tools, function(t) t$name, ""), c("add", "echo", "summarise", "fail", "noisy"))
-  expect_gt(res$first_answer_seconds, 0)
-  expect_lt(res$first_answer_seconds, 30)
+  # A figure is reported (its size is the machine's business).
+  expect_true(is.finite(res$first_answer_seconds) && res$first_answer_seconds > 0)
   # 2024-11-05 has no output schemas: a note, not a problem.
   expect_equal(rules_of(res), "output_schema_dropped")
   expect_equal(res$notes$tool, "summarise")
@@ -219,10 +219,10 @@ test_that("expect_mcp_check() fails with every error in its message", {
 test_that("a server that does not answer in time is reported", {
   skip_on_cran()
   skip_if_no_mcplite_child()
+  # The server answers after 30 s: a check that ignored its timeout would
+  # see the answers and report nothing.
   script <- server_script(c("Sys.sleep(30)", mcplite_tool_code, "mcplite::mcp_server(add)"))
-  t0 <- Sys.time()
   res <- mcp_check(script, env = child_env(), timeout = 1)
-  expect_lt(as.numeric(Sys.time() - t0, units = "secs"), 10)
   expect_equal(rules_of(res), "no_answer")
 })
 

@@ -1,11 +1,11 @@
 # mcp_client() against scripted broken servers (helper-client.R): answers it
 # cannot read, waits a person interrupts, background processes, floods.
 
-# Call the scripted server's tool; the error (or value) and how long it took.
-timed_call <- function(client) {
-  t0 <- Sys.time()
-  res <- tryCatch(client$call("t"), error = function(e) e)
-  list(res = res, seconds = as.numeric(Sys.time() - t0, units = "secs"))
+# Call the scripted server's tool; the error (or value). The clients have a
+# 60 s timeout that only stops a hung test: an error of another class than the
+# timeout's says the client did not wait for it.
+scripted_call <- function(client) {
+  list(res = tryCatch(client$call("t"), error = function(e) e))
 }
 
 test_that("an answer the client cannot read is a prompt protocol error, not a timeout", {
@@ -23,12 +23,12 @@ test_that("an answer the client cannot read is a prompt protocol error, not a ti
   messages <- character()
   for (case in names(cases)) {
     client <- local_mcp_client(scripted_server(cases[[case]]), timeout = 60)
-    got <- timed_call(client)
+    got <- scripted_call(client)
     expect_s3_class(got$res, "mcplite_error_client_protocol")
     expect_s3_class(got$res, "mcplite_error_client")
     expect_false(inherits(got$res, "mcplite_error_argument"))
-    # Prompt: far below the 60 seconds a misread answer used to wait.
-    expect_lt(got$seconds, 6)
+    # Not the timeout a misread answer used to wait for.
+    expect_false(inherits(got$res, "mcplite_error_client_timeout"))
     messages[[case]] <- conditionMessage(got$res)
     # The client goes on.
     expect_equal(client$request("ping"), structure(list(), names = character()))
@@ -96,8 +96,9 @@ test_that("every error a server causes is a client error; the caller's own mista
 
 # Run `code` (R lines using `server` and `mark_dir`) in a child R process
 # that prints "result: ..." lines; once the file `barrier` appears in
-# mark_dir, send the child SIGINT. Returns the child's output and the
-# seconds from the signal to the child's "caught" line.
+# mark_dir, send the child SIGINT. Returns the child's output. The child's
+# waits (Inf, or 600 s) outlast the 60 s this waits for its "caught" line, so
+# a wait the interrupt did not end shows as that line missing.
 interrupt_child <- function(server, code, barrier) {
   mark_dir <- tempfile("marks-")
   dir.create(mark_dir)
@@ -116,21 +117,16 @@ interrupt_child <- function(server, code, barrier) {
     Sys.sleep(0.02)
   }
   expect_true(file.exists(file.path(mark_dir, barrier)))
-  t0 <- Sys.time()
   p$interrupt()
   out <- character()
-  caught <- NA_real_
+  deadline <- Sys.time() + 60
   while (Sys.time() < deadline) {
     p$poll_io(200)
-    lines <- p$read_output_lines()
-    if (length(lines) && is.na(caught) && any(grepl("^caught", lines))) {
-      caught <- as.numeric(Sys.time() - t0, units = "secs")
-    }
-    out <- c(out, lines)
+    out <- c(out, p$read_output_lines())
     if (!p$is_alive()) break
   }
   out <- c(out, p$read_all_output_lines())
-  list(out = out, seconds = caught)
+  list(out = out)
 }
 
 test_that("an interrupt ends any wait at once and leaves the client usable or closed", {
@@ -144,7 +140,6 @@ test_that("an interrupt ends any wait at once and leaves the client usable or cl
   server <- scripted_server("invisible()", on_eof = "Sys.sleep(60)")
 
   # A wait without end, and a long finite one: each ends at the interrupt.
-  waits <- c()
   for (timeout in c("Inf", "600")) {
     call <- interrupt_child(server, c(
       "client <- mcp_client(server)",
@@ -153,9 +148,8 @@ test_that("an interrupt ends any wait at once and leaves the client usable or cl
       'cat("result: ping", length(client$request("ping", timeout = 10)), "\\n")',
       'cat("result: cancelled", file.exists(file.path(Sys.getenv("MARK_DIR"), "notifications-cancelled")), "\\n")'
     ), barrier = "tools-call")
+    expect_true("caught " %in% call$out, label = paste(timeout, paste(call$out, collapse = "\n")))
     expect_true("result: ping 0 " %in% call$out, label = paste(timeout, paste(call$out, collapse = "\n")))
-    expect_lt(call$seconds, 5)
-    waits[[timeout]] <- call$seconds
   }
 
   close <- interrupt_child(server, c(
@@ -166,8 +160,8 @@ test_that("an interrupt ends any wait at once and leaves the client usable or cl
     'cat("result: closed", inherits(tryCatch(client$request("ping"), error = identity), "mcplite_error_client_closed"), "\\n")'
   ), barrier = "eof")
   expect_true("result: alive FALSE " %in% close$out, label = paste(close$out, collapse = "\n"))
+  expect_true("caught " %in% close$out, label = paste(close$out, collapse = "\n"))
   expect_true("result: closed TRUE " %in% close$out)
-  expect_lt(close$seconds, 5)
 
   # A server script that never answers initialize.
   hang <- server_script(c(
@@ -179,9 +173,6 @@ test_that("an interrupt ends any wait at once and leaves the client usable or cl
     'cat(if (is.character(r)) r else "not interrupted", "\\n"); flush(stdout())'
   ), barrier = "started")
   expect_true("caught " %in% check$out, label = paste(check$out, collapse = "\n"))
-  expect_lt(check$seconds, 5)
-  message(sprintf("interrupt to catch: call(Inf) %.2f s, call(600) %.2f s, close(Inf) %.2f s, mcp_check(Inf) %.2f s",
-                  waits[["Inf"]], waits[["600"]], close$seconds, check$seconds))
 })
 
 test_that("a server's background processes end with it: nothing grows over start/close cycles", {
@@ -223,10 +214,9 @@ test_that("a server's background processes end with it: nothing grows over start
   # open is seen to have exited, not waited for until the timeout.
   dying <- scripted_server("quit(status = 5)", prelude = "system('sleep 60 &')")
   client <- local_mcp_client(dying, timeout = 60)
-  got <- timed_call(client)
+  got <- scripted_call(client)
   expect_s3_class(got$res, "mcplite_error_client_exited")
   expect_equal(got$res$status, 5L)
-  expect_lt(got$seconds, 6)
 
   # The server leads its own process group, away from the console's Ctrl-C.
   client <- local_mcp_client(server)
@@ -265,16 +255,15 @@ test_that("stdout floods are bounded in bytes", {
     "for (i in 1:600) send(line)",
     scripted_result('{"content":[{"type":"text","text":"done"}]}')
   ))
-  gc()
-  before <- proc_status("VmRSS")
   client <- local_mcp_client(flood)
   res <- client$call("t", timeout = 300)
   expect_equal(res$content[[1]]$text, "done")
   state <- client$.state()
-  growth_mb <- (proc_status("VmRSS") - before) / 1024
-  expect_lt(growth_mb, 100)
+  # What the client keeps of 600 MB of stray lines, counted in bytes (the
+  # process's memory figure is measured in bench/).
   expect_equal(state$stray_total, 600)
   expect_lte(length(state$stray), 17)
   expect_match(state$stray[[1]]$text, "[... 934464 more bytes not kept]", fixed = TRUE)
-  message(sprintf("RSS grew by %.1f MB while 600 stray 1 MB lines arrived", growth_mb))
+  kept <- sum(vapply(state$stray, function(s) nchar(s$text, type = "bytes"), 0))
+  expect_lte(kept, 17 * (1e6 - 934464 + 100))
 })

@@ -21,16 +21,13 @@ hs_one <- function(s, tool, args = "{}", timeout = 10) {
   a[[id]]
 }
 
-# Wait for the process to exit (at most `timeout` seconds) after a signal;
-# returns the seconds it took, or NA if it did not exit.
-sig_wait_exit <- function(proc, timeout = 5) {
-  t0 <- Sys.time()
-  deadline <- t0 + timeout
-  while (proc$process$is_alive() && Sys.time() < deadline) {
-    if (mcp_pump(proc) == 0) Sys.sleep(0.005)
-  }
-  if (proc$process$is_alive()) return(NA_real_)
-  as.numeric(difftime(Sys.time(), t0, units = "secs"))
+# Wait for the process to exit after a signal; TRUE if it did. The timeout
+# only stops a hung test: how long the exit took is a figure for bench/.
+sig_wait_exit <- function(proc, timeout = 60) {
+  wait_until(function() {
+    mcp_pump(proc)
+    !proc$process$is_alive()
+  }, timeout)
 }
 
 sig_send <- function(proc, signal) {
@@ -53,8 +50,6 @@ sig_wait_stderr <- function(proc, text, timeout = 20) {
   grepl(text, mcp_stderr(proc), fixed = TRUE)
 }
 
-sig_times <- new.env()
-
 test_that("SIGINT, SIGTERM or SIGHUP while idle stops the server promptly with exit status 0", {
   skip_if_no_mcplite_child()
   skip_unless_posix("signals")
@@ -64,9 +59,7 @@ test_that("SIGINT, SIGTERM or SIGHUP while idle stops the server promptly with e
       warm <- hs_one(s, "echo", '{"x":"ready"}')
       expect_identical(hs_text(warm), "ready")
       sig_send(s$proc, signal)
-      took <- sig_wait_exit(s$proc)
-      sig_times[[paste(signal, version)]] <- took
-      expect_false(is.na(took), info = sprintf("%s (%s): still running after 5 s", signal, version))
+      expect_true(sig_wait_exit(s$proc), info = sprintf("%s (%s): still running", signal, version))
       out <- mcp_close(s$proc)
       expect_identical(out$status, 0L, info = sprintf("%s (%s)", signal, version))
       expect_length(out$responses, 0)
@@ -74,8 +67,6 @@ test_that("SIGINT, SIGTERM or SIGHUP while idle stops the server promptly with e
       hs_report(s$problems, sprintf("idle %s (%s)", signal, version))
     }
   }
-  # The measured times, for the closing note of the change that made them.
-  message(sprintf("idle stop: %s", paste(sprintf("%s %.2f s", ls(sig_times), unlist(mget(ls(sig_times), sig_times))), collapse = "; ")))
 })
 
 test_that("requests read before a stop are each answered once: the running tool is interrupted, the rest run in order", {
@@ -93,8 +84,7 @@ test_that("requests read before a stop are each answered once: the running tool 
   # The tool writes the file once it runs: the signal then interrupts it.
   expect_true(sig_wait_file(started))
   sig_send(s$proc, "SIGTERM")
-  took <- sig_wait_exit(s$proc, 10)
-  expect_false(is.na(took))
+  expect_true(sig_wait_exit(s$proc))
   out <- mcp_close(s$proc)
   expect_identical(out$status, 0L)
   ids <- vapply(out$responses, function(r) as.character(r$id), "")
@@ -131,9 +121,7 @@ test_that("with workers: a stop waits for running calls; a second SIGTERM ends t
     expect_true(proc$process$is_alive(), info = first)
     # ... until the usual escalation.
     sig_send(proc, "SIGTERM")
-    took <- sig_wait_exit(proc, 8)
-    expect_false(is.na(took), info = first)
-    expect_lt(took, 5)
+    expect_true(sig_wait_exit(proc), info = first)
     out <- mcp_close(proc)
     expect_identical(out$status, 0L, info = first)
     expect_length(out$responses, 1)
@@ -153,9 +141,7 @@ test_that("with workers: SIGINT while idle stops the server promptly with exit s
   r <- mcp_read(proc, 1, timeout = 60)
   expect_identical(r[[1]]$result$content[[1]]$text, "3")
   sig_send(proc, "SIGINT")
-  took <- sig_wait_exit(proc, 10)
-  expect_false(is.na(took))
-  message(sprintf("idle stop with a worker: %.2f s", took))
+  expect_true(sig_wait_exit(proc))
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   expect_length(out$responses, 0)
@@ -168,13 +154,12 @@ test_that("SIGINT during a tool interrupts that call only; the next call succeed
   for (round in 1:3) {
     id <- hs_id(s)
     started <- tempfile("spin-started-")
-    mcp_send(s$proc, hs_call_line(s, id, "spin", sprintf('{"seconds":5,"started":"%s"}', started)))
+    # The tool would spin for a minute: an answer before then is the interrupt's.
+    mcp_send(s$proc, hs_call_line(s, id, "spin", sprintf('{"seconds":60,"started":"%s"}', started)))
     # Interrupt only once the tool runs (an interrupt before it starts is idle).
     expect_true(sig_wait_file(started, 10))
     s$proc$process$interrupt()
-    t0 <- Sys.time()
-    r <- hs_quiet(s, mcp_read(s$proc, 1, timeout = 10))
-    expect_lt(as.numeric(difftime(Sys.time(), t0, units = "secs")), 3)
+    r <- hs_quiet(s, mcp_read(s$proc, 1, timeout = 30))
     expect_length(r, 1)
     if (length(r)) {
       expect_identical(r[[1]]$id, id)
@@ -201,18 +186,18 @@ test_that("on a terminal: one line on stderr says the server waits for an MCP cl
                              env = c("current", R_LIBS = mcp_child_libs()), cleanup = TRUE)
   on.exit(if (p$is_alive()) p$kill(), add = TRUE)
   seen <- ""
-  deadline <- Sys.time() + 8
+  # Until the server's first line (the bound only stops a hung test).
+  deadline <- Sys.time() + 60
   while (Sys.time() < deadline && !grepl("\n", seen)) {
     p$poll_io(200)
     seen <- paste0(seen, p$read_output())
   }
   # Ctrl-C typed on the terminal, once the server has spoken.
-  t0 <- Sys.time()
+  # Without it the server would wait on the terminal for ever; the wait's
+  # bound only stops a hung test.
   p$write_input("\x03")
-  p$wait(4000)
-  elapsed <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
+  p$wait(30000)
   expect_false(p$is_alive())
-  expect_lt(elapsed, 2)
   # Everything the terminal showed, up to the exit: the one waiting line, the
   # echoed ^C and the line that says the server stopped.
   deadline <- Sys.time() + 5
@@ -244,8 +229,7 @@ test_that("with workers: a SIGINT storm during many quick calls fails no call an
     proc$process$interrupt()
     Sys.sleep(0.001)
   }
-  took <- sig_wait_exit(proc, 15)
-  expect_false(is.na(took))
+  expect_true(sig_wait_exit(proc))
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   ids <- vapply(out$responses, function(r) as.character(r$id), "")

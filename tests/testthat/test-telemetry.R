@@ -237,14 +237,13 @@ test_that("when the workers fail to start, the server says why and shuts telemet
 
 test_that("an unreachable OTLP endpoint never blocks or breaks request handling", {
   skip_if_no_mcplite_child()
-  started <- Sys.time()
   out <- mcp_exchange(c(traced_lines(), vapply(10:60, function(i) legacy_call(i, "secret", '{"text":"x"}'), "")),
                       server = otel_server(),
                       env = c(OTEL_R_TRACES_EXPORTER = "otlp", OTEL_EXPORTER_OTLP_ENDPOINT = "http://127.0.0.1:9",
                               OTEL_EXPORTER_OTLP_TIMEOUT = "500"))
   expect_identical(out$status, 0L)
+  # A blocked export would hold answers back past the exchange's timeout.
   expect_length(out$responses, 8 + 51)
-  expect_lt(as.numeric(difftime(Sys.time(), started, units = "secs")), 60)
 })
 
 test_that("stdout or console exporters are refused with one warning line, and nothing is traced", {

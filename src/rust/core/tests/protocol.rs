@@ -411,10 +411,19 @@ fn serve_to_end<H: mcplite_core::ToolHost<Fun = &'static str>>(
 }
 
 /// Input that gives `bytes`, then stays open (as a client's pipe does) until
-/// `open_for` has passed, then ends.
+/// the test drops the sender of `release`, then ends; `ended` says it has.
 struct OpenInput {
     bytes: Watched<std::io::Cursor<Vec<u8>>>,
-    until: std::time::Instant,
+    release: std::sync::mpsc::Receiver<()>,
+    ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl OpenInput {
+    fn new(bytes: Vec<u8>, host: &mut TestHost) -> (Self, std::sync::mpsc::Sender<()>) {
+        let (tx, release) = std::sync::mpsc::channel();
+        let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        (OpenInput { bytes: Watched::new(std::io::Cursor::new(bytes), host), release, ended }, tx)
+    }
 }
 
 impl std::io::Read for OpenInput {
@@ -423,17 +432,16 @@ impl std::io::Read for OpenInput {
         if n > 0 {
             return Ok(n);
         }
-        let now = std::time::Instant::now();
-        if now < self.until {
-            std::thread::sleep(self.until - now);
-        }
+        // Blocks until the sender is dropped (nothing is ever sent).
+        let _ = self.release.recv();
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(0)
     }
 }
 
 #[test]
 fn watching_a_long_worker_call_costs_few_looks() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let mut host = TestHost::default();
     let mut server = server(&["timed_echo", "echo"]);
     let lines = format!(
@@ -443,10 +451,13 @@ fn watching_a_long_worker_call_costs_few_looks() {
         ),
         format_args!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
     );
-    let input = OpenInput {
-        bytes: Watched::new(std::io::Cursor::new(lines.into_bytes()), &mut host),
-        until: Instant::now() + Duration::from_millis(400),
-    };
+    let (input, release) = OpenInput::new(lines.into_bytes(), &mut host);
+    // The input stays open while the call runs (this test counts looks per
+    // unit of time, so the call and the open input are timed, not raced).
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        drop(release);
+    });
     let (ids, text) = serve_to_end(input, &mut server, &mut host);
     assert_eq!(ids, [json!(2), json!(1)], "the quick call is answered first: {text}");
     // 300 ms of a running call with the input open: the server looks at the
@@ -457,28 +468,28 @@ fn watching_a_long_worker_call_costs_few_looks() {
     assert!(host.polls >= 2);
 }
 
-/// Serves `lines` with the input kept open for `open_ms` (a client that has
-/// not closed its end), returning how serving ended, the answers by id, and
-/// how long it took.
+/// Serves `lines`, the input kept open until serving returns (a client that
+/// has not closed its end) or ending at once (`keep_open` false), returning
+/// how serving ended, the answers by id, and whether the input had ended by
+/// the time serving returned.
 fn serve_open(
     host: &mut TestHost,
     lines: &[String],
-    open_ms: u64,
-) -> (Ending, std::collections::BTreeMap<i64, Value>, std::time::Duration) {
-    use std::time::{Duration, Instant};
+    keep_open: bool,
+) -> (Ending, std::collections::BTreeMap<i64, Value>, bool) {
     let mut server = server(&["stop", "terminate", "echo", "later_echo", "never_echo"]);
     let mut text = lines.join("\n");
     text.push('\n');
-    let input = OpenInput {
-        bytes: Watched::new(std::io::Cursor::new(text.into_bytes()), host),
-        until: Instant::now() + Duration::from_millis(open_ms),
-    };
+    let (input, release) = OpenInput::new(text.into_bytes(), host);
+    let ended = input.ended.clone();
+    if !keep_open {
+        drop(release);
+    }
     let mut out = Vec::new();
-    let start = Instant::now();
     let ending =
         serve(std::io::BufReader::new(input), &mut out, &mut server, host, &mut Telemetry::from_provider(None))
             .unwrap();
-    let took = start.elapsed();
+    let input_ended = ended.load(std::sync::atomic::Ordering::SeqCst);
     let text = String::from_utf8(out).unwrap();
     let mut by_id = std::collections::BTreeMap::new();
     for line in text.lines() {
@@ -486,7 +497,7 @@ fn serve_open(
         let id = v["id"].as_i64().unwrap();
         assert!(by_id.insert(id, v).is_none(), "request {id} answered twice: {text}");
     }
-    (ending, by_id, took)
+    (ending, by_id, input_ended)
 }
 
 fn call(id: i64, name: &str, args: &str) -> String {
@@ -508,42 +519,48 @@ fn a_stop_request_answers_every_line_already_read_then_ends() {
         call(3, "later_echo", r#"{"polls":3}"#),
         r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#.to_string(),
     ];
-    let (ending, answers, took) = serve_open(&mut host, &lines, 5_000);
+    let (ending, answers, input_ended) = serve_open(&mut host, &lines, true);
     assert_eq!(ending, Ending::Stopped);
     assert_eq!(answers.keys().copied().collect::<Vec<_>>(), [1, 2, 3, 4]);
     for id in [1, 2, 3] {
         assert_eq!(tool_error_text(&answers[&id]), None, "call {id} ran: {}", answers[&id]);
     }
-    assert!(took < std::time::Duration::from_secs(2), "serving went on reading for {took:?}");
+    // The input stays open until serving returns: serving that went on
+    // reading until the input ended would never return.
+    assert!(!input_ended);
 }
 
 #[test]
 fn a_request_to_terminate_ends_the_grace_and_answers_running_calls() {
-    use std::time::{Duration, Instant};
     let mut host = TestHost::default();
-    // SIGINT, more SIGINTs (nothing changes), then the usual SIGTERM.
-    let at = |ms| Instant::now() + Duration::from_millis(ms);
-    host.stops_at = vec![(at(100), false), (at(200), false), (at(300), true)];
-    let lines = [call(1, "never_echo", "{}"), call(2, "later_echo", "{}")];
-    let (ending, answers, took) = serve_open(&mut host, &lines, 5_000);
+    // SIGINT (the `stop` call, once all input is read), more SIGINTs while
+    // the server waits for the running call (nothing changes), then the
+    // usual SIGTERM.
+    host.stops_after_waits = vec![(2, false), (4, true)];
+    let lines = [call(1, "never_echo", "{}"), call(2, "later_echo", "{}"), call(3, "stop", r#"{"await_input":true}"#)];
+    let (ending, answers, _) = serve_open(&mut host, &lines, true);
     assert_eq!(ending, Ending::Stopped);
     assert_eq!(tool_error_text(&answers[&1]), Some("The server stopped before tool never_echo finished."));
     assert_eq!(tool_error_text(&answers[&2]), None);
-    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(3), "{took:?}");
+    assert_eq!(tool_error_text(&answers[&3]), None);
+    // The second SIGINT left the server waiting (it waited again until the
+    // SIGTERM came), and the SIGTERM ended the wait at once rather than the
+    // grace (hundreds of waits) running out.
+    assert_eq!(host.waits, 4);
     assert_eq!(host.cancelled, [1]);
 }
 
 #[test]
 fn a_stop_request_at_end_of_input_answers_running_calls() {
-    use std::time::{Duration, Instant};
     let mut host = TestHost::default();
     // Input ends at once; the call would keep the server waiting out the
-    // whole grace, but a signal comes during it.
-    host.stops_at = vec![(Instant::now() + Duration::from_millis(200), true)];
-    let (ending, answers, took) = serve_open(&mut host, &[call(7, "never_echo", "{}")], 0);
+    // whole grace, but a signal comes during it (once it has waited twice).
+    host.stops_after_waits = vec![(2, true)];
+    let (ending, answers, _) = serve_open(&mut host, &[call(7, "never_echo", "{}")], false);
     assert_eq!(ending, Ending::EndOfInput);
     assert_eq!(tool_error_text(&answers[&7]), Some("The server stopped before tool never_echo finished."));
-    assert!(took < Duration::from_secs(3), "{took:?}");
+    // Ended at the signal, not when the grace ran out.
+    assert_eq!(host.waits, 2);
 }
 
 #[test]
@@ -556,7 +573,7 @@ fn calls_read_after_winding_down_was_cut_short_are_answered_without_running() {
         r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#.to_string(),
         call(5, "later_echo", "{}"),
     ];
-    let (ending, answers, _) = serve_open(&mut host, &lines, 5_000);
+    let (ending, answers, _) = serve_open(&mut host, &lines, true);
     assert_eq!(ending, Ending::Stopped);
     assert_eq!(host.calls, 2, "only the calls before the second stop request ran");
     assert_eq!(tool_error_text(&answers[&3]), Some("The server stopped before tool echo could run."));
@@ -573,7 +590,7 @@ fn more_interrupts_while_winding_down_change_nothing() {
         call(3, "echo", "{}"),
         call(4, "later_echo", r#"{"polls":5}"#),
     ];
-    let (ending, answers, _) = serve_open(&mut host, &lines, 5_000);
+    let (ending, answers, _) = serve_open(&mut host, &lines, true);
     assert_eq!(ending, Ending::Stopped);
     assert_eq!(host.calls, 4);
     for id in 1..=4 {

@@ -101,9 +101,14 @@ pub struct TestHost {
     /// Stop requests made by calls of the tool `stop` (a SIGINT arriving
     /// while a tool runs) and `terminate` (a SIGTERM) ...
     pub stops: StopRequests,
-    /// ... and at these moments (a signal while the server waits; `true`:
-    /// a request to terminate).
-    pub stops_at: Vec<(std::time::Instant, bool)>,
+    /// ... and once the server has waited on the host (a `poll` with a
+    /// non-zero wait: with this host, only while serving winds down) this
+    /// many times (a signal while the server waits; `true`: a request to
+    /// terminate). A count of waits, not a moment: the order is the same on a
+    /// busy machine.
+    pub stops_after_waits: Vec<(usize, bool)>,
+    /// How many of the polls had a non-zero wait.
+    pub waits: usize,
     /// Raised by [`Watched`] input once it has been read to its end.
     pub input_drained: Option<Arc<AtomicBool>>,
     next: TaskId,
@@ -189,8 +194,9 @@ impl ToolHost for TestHost {
         Started::Done(returns(tool.fun, args))
     }
 
-    fn poll(&mut self, _wait: Duration) -> Option<(TaskId, Finished<TV>)> {
+    fn poll(&mut self, wait: Duration) -> Option<(TaskId, Finished<TV>)> {
         self.polls += 1;
+        self.waits += usize::from(!wait.is_zero());
         let now = std::time::Instant::now();
         if let Some(pos) = self.timed.iter().position(|t| t.1 <= now) {
             let (task, _, finished) = self.timed.remove(pos);
@@ -211,9 +217,8 @@ impl ToolHost for TestHost {
     }
 
     fn stop_requests(&self) -> StopRequests {
-        let now = std::time::Instant::now();
         let mut requests = self.stops;
-        for (_, terminate) in self.stops_at.iter().filter(|(t, _)| *t <= now) {
+        for (_, terminate) in self.stops_after_waits.iter().filter(|(after, _)| *after <= self.waits) {
             requests.any += 1;
             requests.terminate += u32::from(*terminate);
         }

@@ -129,13 +129,17 @@ running_script <- function(args = commandArgs(FALSE)) {
 # Start the daemons (workers = n) and have every worker evaluate the script.
 # Called after the server has taken over standard input and output, so the
 # daemons it starts inherit a null standard input and standard error as
-# their standard output. Returns the state, or a message.
-workers_start <- function(config) {
+# their standard output. `dir` is a directory only this user can enter,
+# made by the server (platform::PrivateDir) and removed after
+# workers_stop(): the daemons' socket is in it, so only processes of this
+# user can join the pool, and their temporary files, so that those of a
+# daemon killed mid-call go too. Returns the state, or a message.
+workers_start <- function(config, dir) {
   started <- FALSE
   tryCatch({
     state <- new.env(parent = emptyenv())
     state$config <- config
-    state$tasks <- list()
+    state$tasks <- new.env(parent = emptyenv())
     state$run <- internal_call("worker_run", quote(script), quote(name), quote(args),
                                quote(options), quote(traceparent), quote(marker))
     own <- config$n > 0
@@ -143,14 +147,21 @@ workers_start <- function(config) {
     state$seq <- 0
     state$cancelled <- list()
     if (own) {
-      # Each call on a daemon of ours writes its daemon's pid here while it
-      # runs: how a cancelled call that ignores the interrupt is found.
-      state$markers <- tempfile("mcplite-calls-")
-      dir.create(state$markers)
+      # Each call on a daemon of ours writes its daemon's identity here while
+      # it runs: how a cancelled call that ignores the interrupt is found.
+      state$markers <- file.path(dir, "calls")
+      dir.create(state$markers, mode = "0700")
+      state$tmp <- file.path(dir, "tmp")
+      dir.create(state$tmp, mode = "0700")
+      # The dispatcher (a thread of this process since mirai 2.7.0, reached
+      # in-process) listens for the daemons on a socket in `dir`, not on a
+      # public abstract socket or port (what daemons(n) would choose).
       # cleanup = FALSE: what the script set up stays between calls without
       # mirai's internals (a tool's own globals then stay too, as in-process).
-      in_startup_dir(mirai::daemons(config$n, output = TRUE, cleanup = FALSE, .compute = config$profile))
+      mirai::daemons(url = workers_url(dir), dispatcher = TRUE, output = TRUE,
+                     cleanup = FALSE, .compute = config$profile)
       started <- TRUE
+      workers_launch(state, config$n)
     }
     # mirai signals this condition variable whenever a task of the profile
     # resolves (what workers_wait() waits on).
@@ -178,6 +189,26 @@ workers_start <- function(config) {
   })
 }
 
+# The daemons' socket: a Unix socket in the private directory; on Windows a
+# named pipe (nng's ipc://), which any local user may open (see ?mcp_server).
+workers_url <- function(dir) {
+  if (.Platform$OS.type == "windows") {
+    sprintf("ipc://%s", basename(dir))
+  } else {
+    sprintf("ipc://%s/w", dir)
+  }
+}
+
+# Start `n` daemons of ours, in the directory R started in, with their R
+# temporary directory under the private one (R reads TMPDIR when it starts).
+workers_launch <- function(state, n) {
+  old <- Sys.getenv("TMPDIR", unset = NA)
+  Sys.setenv(TMPDIR = state$tmp)
+  on.exit(if (is.na(old)) Sys.unsetenv("TMPDIR") else Sys.setenv(TMPDIR = old), add = TRUE)
+  in_startup_dir(mirai::launch_local(n, .compute = state$config$profile))
+  invisible()
+}
+
 # Evaluate `code` (starting daemons) in the directory R started in.
 in_startup_dir <- function(code) {
   wd <- startup_dir()
@@ -191,8 +222,7 @@ in_startup_dir <- function(code) {
 # Start one daemon in place of one that was killed or ended.
 workers_replace <- function(state) {
   if (!isTRUE(state$own)) return(invisible())
-  tryCatch(in_startup_dir(mirai::launch_local(1L, .compute = state$config$profile)),
-           error = function(e) NULL)
+  tryCatch(workers_launch(state, 1L), error = function(e) NULL)
   invisible()
 }
 
@@ -235,14 +265,15 @@ workers_wait <- function(state, ms) {
 }
 
 # The doorbell: a byte stream from the server's input reader (Rust listens
-# on a loopback port and rings with one byte per line read). A receive is
+# on `url`, a Unix socket in the private directory, loopback TCP on Windows,
+# and rings with one byte per line read). A receive is
 # kept pending on it that signals the same condition variable as mirai's
 # tasks. `token` proves to the listener that this process dialled. Returns
 # TRUE, or why not (the server then looks at its workers every few ms).
-workers_bell <- function(state, port, token) {
+workers_bell <- function(state, url, token) {
   tryCatch({
     if (is.null(state$cv)) stop("no condition variable for the compute profile")
-    bell <- nanonext::stream(dial = sprintf("tcp://127.0.0.1:%d", as.integer(port)))
+    bell <- nanonext::stream(dial = url)
     nanonext::send(bell, charToRaw(token), mode = "raw", block = 1000L)
     state$bell <- bell
     state$bell_aio <- nanonext::recv_aio(bell, mode = "raw", cv = state$cv)
@@ -271,7 +302,7 @@ workers_poll <- function(state) {
   for (id in names(state$tasks)) {
     task <- state$tasks[[id]]
     if (!mirai::unresolved(task$mirai)) {
-      state$tasks[[id]] <- NULL
+      rm(list = id, envir = state$tasks)
       return(list(id = id, outcome = worker_outcome(state, task)))
     }
   }
@@ -294,7 +325,7 @@ workers_cancel <- function(state, id) {
       task$name
     ))
   }
-  state$tasks[[id]] <- NULL
+  rm(list = id, envir = state$tasks)
   tryCatch(mirai::stop_mirai(task$mirai), error = function(e) NULL)
   invisible(TRUE)
 }

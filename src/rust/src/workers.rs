@@ -22,14 +22,16 @@ use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
 use mcplite_core::{Tool, ToolHost};
+use crate::platform::{self, LocalListener, LocalStream, PrivateDir};
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// How long R may take to dial the doorbell and prove it is the dialler.
 const BELL_SETUP: Duration = Duration::from_secs(2);
+/// How long one connection to the doorbell may take to send the token: one
+/// that stays silent is dropped then, so it cannot hold set-up up.
+const BELL_TOKEN_WAIT: Duration = Duration::from_millis(100);
 
 /// Runs tools on mirai daemons.
 pub struct WorkerHost {
@@ -43,9 +45,12 @@ pub struct WorkerHost {
     next: TaskId,
     stopped: bool,
     /// The doorbell's write end, until the core takes it as its waker.
-    bell: Option<TcpStream>,
+    bell: Option<LocalStream>,
     /// Whether R's side of the doorbell still works (from each wait).
     bell_ok: bool,
+    /// Where the daemons' socket, the doorbell and the daemons' temporary
+    /// files are; removed (dropped) after `stop`.
+    _dir: PrivateDir,
 }
 
 fn function(list: &Robj, name: &str) -> std::result::Result<Robj, String> {
@@ -60,7 +65,10 @@ impl WorkerHost {
     pub fn start(workers: &Robj) -> std::result::Result<WorkerHost, String> {
         let config = field(&Sx::borrowed(workers), "config").map(|c| c.robj()).unwrap_or_else(|| ().into());
         let start = function(workers, "start")?;
-        let state = ffi::call(&start, &[&config]).map_err(|e| format!("cannot start the workers: {e}"))?;
+        let dir = PrivateDir::create("mcplite-")
+            .map_err(|e| format!("cannot start the workers: cannot create a private directory: {e}"))?;
+        let dir_r = ffi::string(&dir.path().to_string_lossy()).map_err(|e| e.to_string())?;
+        let state = ffi::call(&start, &[&config, &dir_r]).map_err(|e| format!("cannot start the workers: {e}"))?;
         if let Some(message) = string1(&Sx::borrowed(&state)) {
             return Err(format!("cannot start the workers: {message}"));
         }
@@ -75,6 +83,7 @@ impl WorkerHost {
             stopped: false,
             bell: None,
             bell_ok: false,
+            _dir: dir,
         };
         match host.open_bell(&function(workers, "bell")?) {
             Ok(stream) => {
@@ -88,36 +97,22 @@ impl WorkerHost {
         Ok(host)
     }
 
-    /// Sets up the doorbell: listen on a loopback port, have R dial it and
-    /// send the token, accept that connection (only one that sends the
-    /// token: another local process that connects first is dropped).
-    fn open_bell(&self, bell: &Robj) -> std::result::Result<TcpStream, String> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| format!("cannot listen: {e}"))?;
-        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-        let token = bell_token();
-        let port_r = ffi::integer(i32::from(port)).map_err(|e| e.to_string())?;
+    /// Sets up the doorbell: listen in the private directory (a loopback
+    /// port on Windows), have R dial it and send the token, accept that
+    /// connection (only one that sends the token).
+    fn open_bell(&self, bell: &Robj) -> std::result::Result<LocalStream, String> {
+        let listener = LocalListener::bind(&self._dir, "bell").map_err(|e| format!("cannot listen: {e}"))?;
+        let token = platform::random_token();
+        let url_r = ffi::string(listener.url()).map_err(|e| e.to_string())?;
         let token_r = ffi::string(&token).map_err(|e| e.to_string())?;
         // The connection and the token wait in the kernel until accepted.
-        let dialled = ffi::call(bell, &[&self.state, &port_r, &token_r]).map_err(|e| e.to_string())?;
+        let dialled = ffi::call(bell, &[&self.state, &url_r, &token_r]).map_err(|e| e.to_string())?;
         if flag1(&Sx::borrowed(&dialled)) != Some(true) {
             return Err(string1(&Sx::borrowed(&dialled)).unwrap_or_else(|| "R could not dial".into()));
         }
-        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        let deadline = Instant::now() + BELL_SETUP;
-        while Instant::now() < deadline {
-            match listener.accept() {
-                Ok((stream, _)) => {
-                    if read_token(&stream, deadline).as_deref() == Some(token.as_bytes()) {
-                        stream.set_nonblocking(true).map_err(|e| e.to_string())?;
-                        let _ = stream.set_nodelay(true);
-                        return Ok(stream);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(1)),
-                Err(e) => return Err(format!("cannot accept: {e}")),
-            }
-        }
-        Err("R's connection did not arrive".into())
+        listener
+            .accept_token(token.as_bytes(), Instant::now() + BELL_SETUP, BELL_TOKEN_WAIT)
+            .map_err(|e| format!("R's connection did not arrive: {e}"))
     }
 
     /// Stop calls still running and the daemons mcplite started.
@@ -213,27 +208,4 @@ impl ToolHost for WorkerHost {
     fn stop_requests(&self) -> StopRequests {
         crate::serve::stop_requests()
     }
-}
-
-/// 32 hex digits no other process can guess: std's per-process random hash
-/// keys (no RNG crate, and R's RNG is the user's).
-fn bell_token() -> String {
-    let mut out = String::new();
-    for i in 0..2u8 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u8(i);
-        out.push_str(&format!("{:016x}", h.finish()));
-    }
-    out
-}
-
-/// The first 32 bytes a connection sends, read before `deadline`.
-fn read_token(stream: &TcpStream, deadline: Instant) -> Option<Vec<u8>> {
-    stream.set_nonblocking(false).ok()?;
-    let left = deadline.checked_duration_since(Instant::now())?;
-    stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))).ok()?;
-    let mut buf = vec![0u8; 32];
-    (&*stream).read_exact(&mut buf).ok()?;
-    stream.set_read_timeout(None).ok()?;
-    Some(buf)
 }

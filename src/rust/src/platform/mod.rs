@@ -78,6 +78,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// Private directories and local sockets for processes the server starts.
+mod private;
+pub use private::{random_token, LocalListener, LocalStream, PrivateDir, NAME_ROOM};
+
 /// Stop requests: signals and console events while serving.
 mod stop;
 pub use stop::{stop_requests, ForTool, StopSignals};

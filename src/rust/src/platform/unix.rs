@@ -308,3 +308,43 @@ impl Wake {
         }
     }
 }
+
+// ---- private directories and local sockets (private.rs) ---------------------
+
+/// Where private directories go: the temporary directory, then /tmp (for
+/// when the first is too long for socket paths).
+pub(super) fn temp_bases() -> Vec<std::path::PathBuf> {
+    let mut bases = vec![std::env::temp_dir()];
+    let tmp = std::path::PathBuf::from("/tmp");
+    if bases[0] != tmp {
+        bases.push(tmp);
+    }
+    bases
+}
+
+/// mkdir with mode 0700 (never over an existing path or link), then check
+/// what was made: a directory, not a link, owned by this user, open to no
+/// one else (a umask can only remove bits).
+pub(super) fn create_private_dir(path: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    std::fs::DirBuilder::new().mode(0o700).create(path)?;
+    let meta = std::fs::symlink_metadata(path)?;
+    // SAFETY: geteuid() has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !meta.file_type().is_dir() || meta.uid() != me || meta.mode() & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not a private directory of this user", path.display()),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) type LocalListener = std::os::unix::net::UnixListener;
+pub(super) type LocalStream = std::os::unix::net::UnixStream;
+
+pub(super) fn local_listen(dir: &std::path::Path, name: &str) -> io::Result<(LocalListener, String)> {
+    let path = dir.join(name);
+    let listener = LocalListener::bind(&path)?;
+    Ok((listener, format!("ipc://{}", path.display())))
+}

@@ -364,3 +364,33 @@ impl Drop for Wake {
         unsafe { CloseHandle(self.event) };
     }
 }
+
+// ---- private directories and local sockets (private.rs) ---------------------
+
+/// Where private directories go: the user's temporary folder.
+pub(super) fn temp_bases() -> Vec<std::path::PathBuf> {
+    vec![std::env::temp_dir()]
+}
+
+/// A new directory (never over an existing path), checked to be a directory
+/// and not a link. It has the permissions it inherits from the temporary
+/// folder (a user's own, by default); no ACL of its own.
+pub(super) fn create_private_dir(path: &std::path::Path) -> io::Result<()> {
+    std::fs::create_dir(path)?;
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.file_type().is_dir() {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("{} is not a directory", path.display())));
+    }
+    Ok(())
+}
+
+pub(super) type LocalListener = std::net::TcpListener;
+pub(super) type LocalStream = std::net::TcpStream;
+
+/// std has no named pipes: loopback TCP, which any local user can reach (the
+/// token the caller checks is what keeps others out).
+pub(super) fn local_listen(_dir: &std::path::Path, _name: &str) -> io::Result<(LocalListener, String)> {
+    let listener = LocalListener::bind(("127.0.0.1", 0))?;
+    let port = listener.local_addr()?.port();
+    Ok((listener, format!("tcp://127.0.0.1:{port}")))
+}

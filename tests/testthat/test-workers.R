@@ -620,3 +620,88 @@ test_that("script_file() finds the script R runs, the file source() reads, or th
     script_file("a", NA)
   })
 })
+
+# ---- who can reach the workers -----------------------------------------------
+
+# The socket inodes a process holds open.
+socket_inodes <- function(pid) {
+  links <- Sys.readlink(list.files(file.path("/proc", pid, "fd"), full.names = TRUE))
+  sub("^socket:\\[([0-9]+)\\]$", "\\1", grep("^socket:", links, value = TRUE))
+}
+
+# /proc/net/unix's rows: inode and path ("" when unnamed, "@..." abstract).
+unix_sockets <- function() {
+  rows <- strsplit(trimws(readLines("/proc/net/unix")[-1]), "\\s+")
+  data.frame(inode = vapply(rows, `[`, "", 7),
+             path = vapply(rows, function(r) if (length(r) >= 8) r[[8]] else "", ""))
+}
+
+# The inodes of the TCP sockets (v4 and v6) on the machine.
+tcp_inodes <- function() {
+  files <- intersect(c("/proc/net/tcp", "/proc/net/tcp6"), list.files("/proc/net", full.names = TRUE))
+  unlist(lapply(files, function(f) {
+    vapply(strsplit(trimws(readLines(f)[-1]), "\\s+"), `[`, "", 10)
+  }))
+}
+
+test_that("only this user's processes can join the workers' pool, reach the dispatcher or ring the doorbell", {
+  skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
+  second_user_skip()
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "add", '{"x":1,"y":2}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "3")
+  server <- proc$process$get_pid()
+  # No public endpoint: no abstract Unix socket (a name anyone can dial) and
+  # no TCP socket at all in the server; its named sockets are files.
+  mine <- socket_inodes(server)
+  named <- unix_sockets()
+  named <- named[named$inode %in% mine & nzchar(named$path), ]
+  expect_false(any(startsWith(named$path, "@")), info = paste(named$path, collapse = " "))
+  expect_false(any(mine %in% tcp_inodes()))
+  # The daemons' socket (where the dispatcher listens) and the doorbell.
+  pool <- grep("/w$", named$path, value = TRUE)[1]
+  expect_false(is.na(pool))
+  dir <- dirname(pool)
+  bell <- file.path(dir, "bell")
+  expect_true(bell %in% named$path)
+  urls <- paste0("ipc://", pool)
+  info <- file.info(dir)
+  expect_identical(format(as.octmode(info$mode)), "700")
+  expect_identical(info$uname, "root")
+  # Another user dials both, as `mirai::daemon(<url>)` would: refused. A
+  # socket it may reach shows that its dialling works.
+  open_dir <- tempfile("open-", tmpdir = "/tmp")
+  dir.create(open_dir, mode = "0755")
+  on.exit(unlink(open_dir, recursive = TRUE), add = TRUE)
+  Sys.chmod(open_dir, "0755")
+  open_url <- sprintf("ipc://%s/s", open_dir)
+  open_sock <- nanonext::socket("rep", listen = open_url)
+  on.exit(close(open_sock), add = TRUE)
+  Sys.chmod(file.path(open_dir, "s"), "0777", use_umask = FALSE)
+  code <- sprintf(paste(
+    "try_dial <- function(url) tryCatch({",
+    "s <- nanonext::socket('req', dial = url, autostart = NA); close(s); 'joined'",
+    "}, error = function(e) paste('refused:', conditionMessage(e)));",
+    "try_bell <- function(url) tryCatch({",
+    "s <- nanonext::stream(dial = url); close(s); 'connected'",
+    "}, error = function(e) paste('refused:', conditionMessage(e)));",
+    "cat('open', try_dial('%s'), '\\n');",
+    "cat('pool', try_dial('%s'), '\\n');",
+    "cat('bell', try_bell('%s'), '\\n')",
+    sep = " "
+  ), open_url, urls, paste0("ipc://", bell))
+  res <- second_user_rscript(code, lib = second_user_lib(c("nanonext")))
+  expect_identical(res$status, 0L, info = res$stderr)
+  out <- strsplit(trimws(res$stdout), "\n")[[1]]
+  expect_identical(trimws(out[[1]]), "open joined")
+  expect_match(out[[2]], "^pool refused:")
+  expect_match(out[[3]], "^bell refused:")
+  # The server goes on serving, and removes its private directory at the end.
+  mcp_send(proc, legacy_call(2, "add", '{"x":2,"y":2}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "4")
+  expect_identical(mcp_close(proc)$status, 0L)
+  expect_false(dir.exists(dir))
+})

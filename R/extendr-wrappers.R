@@ -89,3 +89,9 @@ rust_worker_span_begin <- function(traceparent, tool) .Call(wrap__rust_worker_sp
 rust_worker_span_end <- function(failed) .Call(wrap__rust_worker_span_end, failed)
 
 rust_worker_detach_stdio <- function() .Call(wrap__rust_worker_detach_stdio)
+
+rust_private_dir <- function(prefix) .Call(wrap__rust_private_dir, prefix)
+
+rust_process_start <- function(pid) .Call(wrap__rust_process_start, pid)
+
+rust_kill_process <- function(pid, start) .Call(wrap__rust_kill_process, pid, start)

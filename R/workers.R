@@ -82,6 +82,10 @@ worker_failure_prefix <- "mcplite: a worker could not define the tools: "
 # daemon running it (one mcplite started) is killed and replaced.
 cancel_grace <- 2
 
+# With `workers = "mirai"`, how many calls at once are handed to the
+# script's daemons (their number can change while serving).
+script_daemons_slots <- 256
+
 # The oldest mirai that mcplite's workers are tested with.
 mirai_version <- "2.7.3"
 
@@ -144,6 +148,10 @@ workers_start <- function(config, dir) {
                                quote(options), quote(traceparent), quote(marker))
     own <- config$n > 0
     state$own <- own
+    # How many calls the server hands to mirai at once; the rest wait in the
+    # server (src/rust/src/workers.rs), so each message costs the same
+    # however many calls are in flight.
+    state$slots <- if (own) as.numeric(config$n) else script_daemons_slots
     state$seq <- 0
     state$cancelled <- list()
     if (own) {
@@ -249,11 +257,13 @@ workers_submit <- function(state, id, name, args, traceparent) {
   })
 }
 
-# A call that has finished, as list(id, outcome, bell), waiting up to `ms`
-# milliseconds for one: mirai signals the compute profile's condition
+# A call that has finished, as list(id, outcome, bell, reaping), waiting up
+# to `ms` milliseconds for one: mirai signals the compute profile's condition
 # variable whenever a task resolves, and the doorbell (workers_bell())
 # signals it when the server reads a line, so the wait ends at once for
-# either. `bell` says whether the doorbell still works.
+# either. `bell` says whether the doorbell still works, `reaping` whether
+# cancelled calls wait for their grace to end (the server then keeps
+# calling this while idle, so it acts on time).
 workers_wait <- function(state, ms) {
   done <- workers_poll(state)
   if (is.null(done) && ms > 0 && !is.null(state$cv)) {
@@ -261,7 +271,7 @@ workers_wait <- function(state, ms) {
     workers_bell_rearm(state)
     done <- workers_poll(state)
   }
-  c(done, list(bell = !is.null(state$bell_aio)))
+  c(done, list(bell = !is.null(state$bell_aio), reaping = length(state$cancelled) > 0))
 }
 
 # The doorbell: a byte stream from the server's input reader (Rust listens
@@ -332,7 +342,8 @@ workers_cancel <- function(state, id) {
 
 # Cancelled calls past their grace (on daemons mcplite started): the daemon
 # is killed and another started in its place, so it cannot hold a worker
-# for good.
+# for good. Called at each wait; the server keeps waiting while any are
+# left (`reaping`), so this acts at the grace.
 workers_reap <- function(state) {
   now <- Sys.time()
   keep <- list()
@@ -344,30 +355,49 @@ workers_reap <- function(state) {
     # mirai resolves a stopped mirai at once; the marker tells whether the
     # call still runs (worker_run() removes it when the call ends). None: the
     # call ended, or never started (mirai dropped it from the queue).
-    pid <- marker_pid(task$marker)
-    if (is.na(pid)) next
-    kill_process(pid)
+    daemon <- marker_read(task$marker)
+    if (is.null(daemon)) next
+    unlink(task$marker)
+    if (!isTRUE(worker_kill(state, daemon))) next
     message(sprintf(
       "mcplite: tool %s was cancelled and ignored the interrupt for %g s: its worker (process %d) was stopped and a new one started.",
-      task$name, cancel_grace, pid
+      task$name, cancel_grace, daemon$pid
     ))
-    unlink(task$marker)
     workers_replace(state)
   }
   state$cancelled <- keep
   invisible()
 }
 
-marker_pid <- function(marker) {
-  if (is.null(marker)) return(NA_integer_)
-  pid <- suppressWarnings(tryCatch(as.integer(readLines(marker, n = 1L, warn = FALSE)),
-                                   error = function(e) NA_integer_))
-  if (length(pid) != 1L || is.na(pid) || pid <= 0L) NA_integer_ else pid
+# The daemon running a call, from its marker: list(pid, start, tmp), or NULL.
+marker_read <- function(marker) {
+  if (is.null(marker)) return(NULL)
+  lines <- tryCatch(readLines(marker, n = 3L, warn = FALSE), error = function(e) character())
+  pid <- suppressWarnings(as.integer(lines[1]))
+  if (length(lines) < 3L || is.na(pid) || pid <= 0L) return(NULL)
+  list(pid = pid, start = lines[[2]], tmp = lines[[3]])
 }
 
-kill_process <- function(pid) {
-  signal <- if (is.na(tools::SIGKILL)) tools::SIGTERM else tools::SIGKILL
-  invisible(tryCatch(tools::pskill(pid, signal), error = function(e) FALSE))
+# Kill a daemon of ours if it is still the process that wrote the marker
+# (its pid may have been reused since), and remove its R temporary
+# directory, which a killed R leaves behind. TRUE if killed.
+worker_kill <- function(state, daemon) {
+  start <- if (identical(daemon$start, "NA")) NA_character_ else daemon$start
+  killed <- rust_kill_process(daemon$pid, start)
+  if (!isTRUE(killed$value)) return(FALSE)
+  worker_tmp_remove(state, daemon)
+  TRUE
+}
+
+# Remove the R temporary directory of a daemon of ours that is gone (only
+# one inside the private directory's `tmp`).
+worker_tmp_remove <- function(state, daemon) {
+  if (is.null(state$tmp)) return(invisible())
+  tmp <- normalizePath(daemon$tmp, winslash = "/", mustWork = FALSE)
+  if (startsWith(tmp, paste0(normalizePath(state$tmp, winslash = "/"), "/"))) {
+    unlink(tmp, recursive = TRUE)
+  }
+  invisible()
 }
 
 # At the end of serving: stop what still runs, and the daemons mcplite
@@ -378,11 +408,10 @@ workers_stop <- function(state) {
   for (id in names(state$tasks)) workers_cancel(state, id)
   if (isTRUE(state$own)) {
     for (marker in list.files(state$markers, full.names = TRUE)) {
-      pid <- marker_pid(marker)
-      if (!is.na(pid)) kill_process(pid)
+      daemon <- marker_read(marker)
+      if (!is.null(daemon)) worker_kill(state, daemon)
     }
     tryCatch(mirai::daemons(0, .compute = state$config$profile), error = function(e) NULL)
-    unlink(state$markers, recursive = TRUE)
   }
   if (!is.null(state$bell)) tryCatch(close(state$bell), error = function(e) NULL)
   state$bell_aio <- NULL
@@ -410,7 +439,12 @@ worker_outcome <- function(state, task) {
   if (mirai::is_error_value(value) && identical(as.integer(value), 19L)) {
     # The daemon went away during the call (quit(), a crash, killed): start
     # another in its place if it was one of ours.
-    if (!is.null(task$marker)) unlink(task$marker)
+    if (!is.null(task$marker)) {
+      daemon <- marker_read(task$marker)
+      unlink(task$marker)
+      # Its R temporary directory, if it left it behind.
+      if (!is.null(daemon)) worker_tmp_remove(state, daemon)
+    }
     workers_replace(state)
     return(failed(sprintf(
       "Tool %s stopped: the worker process running it ended (the tool may have called quit(), or the process crashed).",
@@ -452,8 +486,12 @@ internal_call <- function(fun, ...) {
 # Run one call on a worker.
 worker_run <- function(script, name, args, options, traceparent = NULL, marker = NULL) {
   if (!is.null(marker)) {
-    # This daemon's pid, while the call runs (see workers_reap()).
-    tryCatch(writeLines(as.character(Sys.getpid()), marker), error = function(e) NULL)
+    # Which process runs the call (pid and start time: the pid alone may be
+    # another process's by the time it is read), and its R temporary
+    # directory, while the call runs (see workers_reap()).
+    pid <- Sys.getpid()
+    tryCatch(writeLines(c(as.character(pid), rust_process_start(pid), tempdir()), marker),
+             error = function(e) NULL)
     on.exit(unlink(marker), add = TRUE)
   }
   worker_state$fresh <- NULL

@@ -100,6 +100,36 @@ args_json <- function(...) as.character(jsonlite::toJSON(list(...), auto_unbox =
 
 ids_of <- function(responses) vapply(responses, function(r) as.character(r$id), "")
 
+# The socket inodes a process holds open.
+socket_inodes <- function(pid) {
+  links <- Sys.readlink(list.files(file.path("/proc", pid, "fd"), full.names = TRUE))
+  sub("^socket:\\[([0-9]+)\\]$", "\\1", grep("^socket:", links, value = TRUE))
+}
+
+# /proc/net/unix's rows: inode and path ("" when unnamed, "@..." abstract).
+unix_sockets <- function() {
+  rows <- strsplit(trimws(readLines("/proc/net/unix")[-1]), "\\s+")
+  data.frame(inode = vapply(rows, `[`, "", 7),
+             path = vapply(rows, function(r) if (length(r) >= 8) r[[8]] else "", ""))
+}
+
+# The inodes of the TCP sockets (v4 and v6) on the machine.
+tcp_inodes <- function() {
+  files <- intersect(c("/proc/net/tcp", "/proc/net/tcp6"), list.files("/proc/net", full.names = TRUE))
+  unlist(lapply(files, function(f) {
+    vapply(strsplit(trimws(readLines(f)[-1]), "\\s+"), `[`, "", 10)
+  }))
+}
+
+# The private directory of a server with workers (from its sockets).
+server_private_dir <- function(proc) {
+  server <- proc$process$get_pid()
+  named <- unix_sockets()
+  named <- named[named$inode %in% socket_inodes(server), ]
+  pool <- grep("/w$", named$path, value = TRUE)
+  if (length(pool)) dirname(pool[[1]]) else NA_character_
+}
+
 test_that("calls run at once on workers, and the server keeps answering meanwhile (legacy)", {
   proc <- workers_server("2")
   on.exit(mcp_kill(proc), add = TRUE)
@@ -345,6 +375,75 @@ test_that("a cancelled call that ignores the interrupt loses its worker after a 
     stuck
   ), fixed = TRUE)
   mcp_validate(list(next_call), "2025-11-25", "CallToolResult")
+})
+
+test_that("a cancelled call that ignores the interrupt is ended at its grace with nothing else read, and its temporary files go with its worker", {
+  skip_if_not(dir.exists("/proc/self"), "needs /proc")
+  proc <- legacy_worker()
+  on.exit(mcp_kill(proc), add = TRUE)
+  started <- file.path(barrier_dir(), "started")
+  mcp_send(proc, legacy_call(1, "pid"))
+  stuck <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
+  mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  tmp <- readLines(started)
+  expect_true(dir.exists(tmp))
+  expect_length(list.files(tmp, "^tool-file-"), 1)
+  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))
+  # Nothing more is sent: the server acts when the grace ends, on its own.
+  expect_true(wait_until(function() !dir.exists(file.path("/proc", stuck)), timeout = 30))
+  expect_true(wait_until(function() !dir.exists(tmp), timeout = 30))
+  mcp_send(proc, legacy_call(8, "add", '{"x":4,"y":5}'))
+  expect_identical(first_text(mcp_read(proc, 1, timeout = 60)[[1]]), "9")
+  expect_identical(mcp_close(proc)$status, 0L)
+})
+
+test_that("the worker of a cancelled call is killed only if its process is still that worker", {
+  skip_if_not(dir.exists("/proc/self"), "needs /proc")
+  proc <- legacy_worker()
+  on.exit(mcp_kill(proc), add = TRUE)
+  calls <- file.path(server_private_dir(proc), "calls")
+  started <- file.path(barrier_dir(), "started")
+  mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  marker <- list.files(calls, full.names = TRUE)
+  expect_length(marker, 1)
+  daemon <- readLines(marker)
+  # Another process now has the pid the marker names, as when the worker
+  # ended and its pid was reused: its start time is not the one recorded.
+  decoy <- processx::process$new("sleep", "600")
+  on.exit(decoy$kill(), add = TRUE)
+  writeLines(c(as.character(decoy$get_pid()), daemon[-1]), marker)
+  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))
+  # The server reads the marker when the grace ends, and removes it.
+  expect_true(wait_until(function() !file.exists(marker), timeout = 30))
+  expect_true(decoy$is_alive())
+  expect_true(dir.exists(file.path("/proc", daemon[[1]])))
+  tools::pskill(as.integer(daemon[[1]]), tools::SIGKILL)
+  out <- mcp_close(proc, timeout = 60)
+  expect_no_match(out$stderr, "was stopped and a new one started", fixed = TRUE)
+  expect_true(decoy$is_alive())
+})
+
+test_that("a process is killed by pid and start time only while both still match", {
+  skip_on_os("windows") # sleep
+  sleeper <- function() processx::process$new("sleep", "600")
+  a <- sleeper()
+  b <- sleeper()
+  on.exit({ a$kill(); b$kill() }, add = TRUE)
+  start_a <- rust_process_start(a$get_pid())
+  start_b <- rust_process_start(b$get_pid())
+  expect_false(is.na(start_a))
+  # Another process's start time, a made-up one, and one that is not a number.
+  for (wrong in c(if (!identical(start_a, start_b)) start_b, "1", "0", "x")) {
+    expect_false(rust_kill_process(a$get_pid(), wrong)$value, info = wrong)
+  }
+  expect_true(a$is_alive())
+  expect_true(rust_kill_process(a$get_pid(), start_a)$value)
+  expect_true(wait_until(function() !a$is_alive()))
+  # Gone: nothing to kill, whatever the start time.
+  expect_false(rust_kill_process(a$get_pid(), start_a)$value)
+  expect_true(b$is_alive())
 })
 
 test_that("a stubborn call still running at the end leaves no worker behind", {
@@ -623,27 +722,6 @@ test_that("script_file() finds the script R runs, the file source() reads, or th
 
 # ---- who can reach the workers -----------------------------------------------
 
-# The socket inodes a process holds open.
-socket_inodes <- function(pid) {
-  links <- Sys.readlink(list.files(file.path("/proc", pid, "fd"), full.names = TRUE))
-  sub("^socket:\\[([0-9]+)\\]$", "\\1", grep("^socket:", links, value = TRUE))
-}
-
-# /proc/net/unix's rows: inode and path ("" when unnamed, "@..." abstract).
-unix_sockets <- function() {
-  rows <- strsplit(trimws(readLines("/proc/net/unix")[-1]), "\\s+")
-  data.frame(inode = vapply(rows, `[`, "", 7),
-             path = vapply(rows, function(r) if (length(r) >= 8) r[[8]] else "", ""))
-}
-
-# The inodes of the TCP sockets (v4 and v6) on the machine.
-tcp_inodes <- function() {
-  files <- intersect(c("/proc/net/tcp", "/proc/net/tcp6"), list.files("/proc/net", full.names = TRUE))
-  unlist(lapply(files, function(f) {
-    vapply(strsplit(trimws(readLines(f)[-1]), "\\s+"), `[`, "", 10)
-  }))
-}
-
 test_that("only this user's processes can join the workers' pool, reach the dispatcher or ring the doorbell", {
   skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
   second_user_skip()
@@ -668,6 +746,12 @@ test_that("only this user's processes can join the workers' pool, reach the disp
   bell <- file.path(dir, "bell")
   expect_true(bell %in% named$path)
   urls <- paste0("ipc://", pool)
+  if (is.na(pool)) {
+    # (Before the fix: the daemons' abstract socket, which the other user
+    # then tries.)
+    abstract <- grep("^@", named$path, value = TRUE)
+    urls <- if (length(abstract)) paste0("abstract://", substring(abstract[[1]], 2)) else "ipc:///nonexistent"
+  }
   info <- file.info(dir)
   expect_identical(format(as.octmode(info$mode)), "700")
   expect_identical(info$uname, "root")

@@ -23,7 +23,8 @@ use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
 use mcplite_core::{Tool, ToolHost};
 use crate::platform::{self, LocalListener, LocalStream, PrivateDir};
-use std::collections::HashMap;
+use mcplite_core::json::Doc;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -33,15 +34,48 @@ const BELL_SETUP: Duration = Duration::from_secs(2);
 /// that stays silent is dropped then, so it cannot hold set-up up.
 const BELL_TOKEN_WAIT: Duration = Duration::from_millis(100);
 
-/// Runs tools on mirai daemons.
+/// At most this many calls wait for a worker, holding at most
+/// [`MAX_QUEUED_BYTES`] of arguments; beyond either, serving reads no more
+/// input until calls finish (see `?mcp_server`).
+pub const MAX_QUEUED_CALLS: usize = 4096;
+pub const MAX_QUEUED_BYTES: usize = 64 << 20;
+
+/// A call waiting for a worker: its arguments as the JSON text the client
+/// sent (converted to R only when the call is sent, so a queued call costs
+/// the server its bytes and nothing more).
+struct Queued {
+    name: String,
+    arguments: Option<Vec<u8>>,
+    traceparent: Option<String>,
+}
+
+impl Queued {
+    fn bytes(&self) -> usize {
+        self.name.len() + self.arguments.as_ref().map_or(0, Vec::len) + self.traceparent.as_ref().map_or(0, String::len)
+    }
+}
+
+/// Runs tools on mirai daemons: at most `slots` calls at once are handed to
+/// mirai (one per daemon of ours), the rest wait here in arrival order.
 pub struct WorkerHost {
     state: Robj,
     submit: Robj,
     wait: Robj,
     cancel: Robj,
     stop: Robj,
-    /// Tool name of each running task.
+    /// Tool name of each task handed to mirai.
     running: HashMap<TaskId, String>,
+    /// How many tasks may be handed to mirai at once.
+    slots: usize,
+    /// Calls waiting for a slot: ids in order (ids of calls cancelled
+    /// meanwhile are skipped), the calls by id, and their bytes.
+    queue: VecDeque<TaskId>,
+    queued: HashMap<TaskId, Queued>,
+    queued_bytes: usize,
+    /// A call that could not be handed to mirai, to report at the next poll.
+    failed: VecDeque<(TaskId, Finished<Sx>)>,
+    /// Whether R has cancelled calls whose grace has not run out.
+    reaping: bool,
     next: TaskId,
     stopped: bool,
     /// The doorbell's write end, until the core takes it as its waker.
@@ -73,12 +107,18 @@ impl WorkerHost {
             return Err(format!("cannot start the workers: {message}"));
         }
         let mut host = WorkerHost {
-            state,
+            state: state.clone(),
             submit: function(workers, "submit")?,
             wait: function(workers, "wait")?,
             cancel: function(workers, "cancel")?,
             stop: function(workers, "stop")?,
             running: HashMap::new(),
+            slots: slots_of(&state),
+            queue: VecDeque::new(),
+            queued: HashMap::new(),
+            queued_bytes: 0,
+            failed: VecDeque::new(),
+            reaping: false,
             next: 0,
             stopped: false,
             bell: None,
@@ -120,6 +160,9 @@ impl WorkerHost {
         if !self.stopped {
             self.stopped = true;
             self.running.clear();
+            self.queue.clear();
+            self.queued.clear();
+            self.queued_bytes = 0;
             let _ = ffi::call(&self.stop, &[&self.state]);
         }
     }
@@ -132,11 +175,65 @@ impl WorkerHost {
         if field(&sx, "bell").and_then(|b| flag1(&b)) != Some(true) {
             self.bell_ok = false;
         }
+        self.reaping = field(&sx, "reaping").and_then(|b| flag1(&b)) == Some(true);
         let id = field(&sx, "id").and_then(|i| string1(&i))?;
         let outcome = field(&sx, "outcome").map(|o| o.robj()).unwrap_or_else(|| ().into());
         let task: TaskId = id.parse().ok()?;
         let name = self.running.remove(&task).unwrap_or_default();
         Some((task, read_outcome(outcome, &name)))
+    }
+}
+
+impl WorkerHost {
+    /// Hand one call to mirai.
+    fn send(&mut self, task: TaskId, call: Queued) -> std::result::Result<(), Finished<Sx>> {
+        let name = call.name.as_str();
+        let doc = match call.arguments.map(Doc::parse).transpose() {
+            Ok(doc) => doc,
+            Err(e) => return Err(Finished::Failed(format!("Tool {name} could not be sent to a worker: {e}"))),
+        };
+        let args = call_arguments(name, doc.as_ref().map(|d| d.root()))?;
+        let sent = (|| {
+            let traceparent = match call.traceparent.as_deref() {
+                Some(t) => ffi::string(t)?,
+                None => Robj::from(()),
+            };
+            let id = ffi::string(&task.to_string())?;
+            let name_r = ffi::string(name)?;
+            ffi::call(&self.submit, &[&self.state, &id, &name_r, &args, &traceparent])
+        })();
+        match sent {
+            Ok(r) if flag1(&Sx::borrowed(&r)) == Some(true) => {
+                self.running.insert(task, call.name);
+                Ok(())
+            }
+            Ok(r) => Err(Finished::Failed(
+                string1(&Sx::borrowed(&r)).unwrap_or_else(|| format!("Tool {name} could not be sent to a worker.")),
+            )),
+            Err(e) => Err(Finished::Failed(format!("Tool {name} could not be sent to a worker: {e}"))),
+        }
+    }
+
+    /// Hand queued calls to mirai while slots are free.
+    fn send_queued(&mut self) {
+        while self.running.len() < self.slots {
+            let Some(task) = self.queue.pop_front() else { return };
+            let Some(call) = self.queued.remove(&task) else { continue };
+            self.queued_bytes -= call.bytes();
+            if let Err(failed) = self.send(task, call) {
+                self.failed.push_back((task, failed));
+            }
+        }
+    }
+}
+
+/// How many calls at once the workers take: `slots` of the state R made
+/// (the number of daemons of ours, or a bound for the script's own).
+fn slots_of(state: &Robj) -> usize {
+    let slots = state.as_environment().and_then(|env| env.local(sym!(slots)).ok()).and_then(|s| s.as_real());
+    match slots {
+        Some(n) if n >= 1.0 => n as usize,
+        _ => 1,
     }
 }
 
@@ -151,36 +248,42 @@ impl ToolHost for WorkerHost {
     type Value = Sx;
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
-        let name = tool.def.name.as_str();
-        let args = match call_arguments(name, arguments) {
-            Ok(args) => args,
-            Err(failed) => return Started::Done(failed),
-        };
         self.next += 1;
         let task = self.next;
-        let sent = (|| {
-            let traceparent = match cx.traceparent.as_deref() {
-                Some(t) => ffi::string(t)?,
-                None => Robj::from(()),
+        let call = Queued {
+            name: tool.def.name.clone(),
+            arguments: arguments.map(|a| a.raw().to_vec()),
+            traceparent: cx.traceparent,
+        };
+        if self.queue.is_empty() && self.running.len() < self.slots {
+            return match self.send(task, call) {
+                Ok(()) => Started::Running(task),
+                Err(failed) => Started::Done(failed),
             };
-            let id = ffi::string(&task.to_string())?;
-            let name_r = ffi::string(name)?;
-            ffi::call(&self.submit, &[&self.state, &id, &name_r, &args, &traceparent])
-        })();
-        match sent {
-            Ok(r) if flag1(&Sx::borrowed(&r)) == Some(true) => {
-                self.running.insert(task, name.to_string());
-                Started::Running(task)
-            }
-            Ok(r) => Started::Done(Finished::Failed(
-                string1(&Sx::borrowed(&r)).unwrap_or_else(|| format!("Tool {name} could not be sent to a worker.")),
-            )),
-            Err(e) => Started::Done(Finished::Failed(format!("Tool {name} could not be sent to a worker: {e}"))),
         }
+        self.queued_bytes += call.bytes();
+        self.queued.insert(task, call);
+        self.queue.push_back(task);
+        Started::Running(task)
     }
 
     fn poll(&mut self, wait: Duration) -> Option<(TaskId, Finished<Sx>)> {
-        self.finished(wait)
+        self.send_queued();
+        if let Some(failed) = self.failed.pop_front() {
+            return Some(failed);
+        }
+        let done = self.finished(wait);
+        // A slot is free: the next call goes now, not at the next poll.
+        self.send_queued();
+        done
+    }
+
+    fn accepts_calls(&self) -> bool {
+        self.queued.len() < MAX_QUEUED_CALLS && self.queued_bytes < MAX_QUEUED_BYTES
+    }
+
+    fn has_timers(&self) -> bool {
+        self.reaping
     }
 
     fn input_waker(&mut self) -> Option<InputWaker> {
@@ -198,9 +301,20 @@ impl ToolHost for WorkerHost {
     }
 
     fn cancel(&mut self, task: TaskId) {
+        if let Some(call) = self.queued.remove(&task) {
+            self.queued_bytes -= call.bytes();
+            // Its id stays in the queue until reached; drop such ids once
+            // they outnumber the calls, so the queue stays bounded.
+            if self.queue.len() > 2 * self.queued.len() + 64 {
+                let queued = &self.queued;
+                self.queue.retain(|t| queued.contains_key(t));
+            }
+            return;
+        }
         if self.running.remove(&task).is_some() {
             if let Ok(id) = ffi::string(&task.to_string()) {
                 let _ = ffi::call(&self.cancel, &[&self.state, &id]);
+                self.reaping = true;
             }
         }
     }

@@ -446,6 +446,47 @@ test_that("a process is killed by pid and start time only while both still match
   expect_true(b$is_alive())
 })
 
+# Write lines until the server's input pipe is full; returns how many calls
+# went in whole and the bytes of the one that did not.
+write_until_stalled <- function(proc, line_of, max) {
+  for (i in seq_len(max)) {
+    left <- proc$process$write_input(charToRaw(paste0(line_of(i), "\n")))
+    if (length(left)) return(list(whole = i - 1L, left = left))
+  }
+  list(whole = max, left = raw())
+}
+
+test_that("calls beyond the queue's bound (in calls, or in bytes) stop the server reading until workers are free, and every call is answered", {
+  cases <- list(
+    list(what = "4,096 small calls", max = 9000L, args = function(i) sprintf('{"x":%d,"y":1}', i),
+         tool = "add", want = function(i) as.character(i + 1)),
+    list(what = "64 MB of arguments", max = 3000L,
+         args = function(i) args_json(name = strrep("n", 100000)),
+         tool = "getenv", want = function(i) "<unset>")
+  )
+  for (case in cases) {
+    proc <- legacy_worker()
+    go <- file.path(barrier_dir(), "go")
+    mcp_send(proc, legacy_call(1, "wait_for", args_json(path = go)))
+    flood <- write_until_stalled(proc, function(i) legacy_call(i + 1, case$tool, case$args(i)), case$max)
+    # The one worker is busy: the server queued calls up to its bound, then
+    # stopped reading, and the pipe filled.
+    expect_lt(flood$whole, case$max, label = case$what)
+    file.create(go)
+    sent <- flood$whole
+    if (length(flood$left)) {
+      mcp_send(proc, flood$left, newline = FALSE)
+      sent <- sent + 1L
+    }
+    got <- mcp_read(proc, sent + 1L, timeout = 120)
+    expect_setequal(ids_of(got), as.character(seq_len(sent + 1L)))
+    wrong <- Filter(function(r) r$id > 1 && !identical(first_text(r), case$want(r$id - 1)), got)
+    expect_length(wrong, 0)
+    expect_identical(mcp_close(proc)$status, 0L)
+    mcp_kill(proc)
+  }
+})
+
 test_that("a stubborn call still running at the end leaves no worker behind", {
   skip_if_not(dir.exists("/proc/self"), "needs /proc")
   proc <- workers_server("1")

@@ -8,8 +8,9 @@
 //!
 //! Waiting: `workers_wait()` blocks in mirai's condition variable, which
 //! mirai signals when a task resolves. So that input wakes it too, the input
-//! reader rings a doorbell: a loopback TCP connection this side accepts and
-//! R dials with nanonext, whose pending receive signals the same condition
+//! reader rings a doorbell: a connection to a Unix socket in the server's
+//! private directory (loopback TCP on Windows) that this side accepts and R
+//! dials with nanonext, whose pending receive signals the same condition
 //! variable. Without the doorbell (it could not be set up, or broke), the
 //! core falls back to waiting on the input and looking every few ms.
 

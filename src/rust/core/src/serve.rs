@@ -70,12 +70,83 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
     msg.param(crate::wire::REQUEST_ID).and_then(IdKey::of)
 }
 
+/// How many bytes of lines the reader thread may hold ahead of the handler
+/// (besides [`READ_AHEAD`] lines): a line longer than this is still read,
+/// alone.
+pub const READ_AHEAD_BYTES: usize = 16 << 20;
+
+/// The bytes of the lines read ahead and not yet taken, shared by the
+/// reader (which waits while they exceed [`READ_AHEAD_BYTES`]) and the
+/// handler (which takes lines, or is gone).
+#[derive(Default)]
+struct Budget {
+    state: Mutex<(usize, bool)>,
+    freed: std::sync::Condvar,
+}
+
+impl Budget {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reader: wait until `n` more bytes fit (always, when nothing is held);
+    /// false once the handler is gone.
+    fn take(&self, n: usize) -> bool {
+        let mut g = self.lock();
+        while !g.1 && g.0 > 0 && g.0 + n > READ_AHEAD_BYTES {
+            g = self.freed.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        g.0 += n;
+        !g.1
+    }
+
+    fn give(&self, n: usize) {
+        let mut g = self.lock();
+        g.0 = g.0.saturating_sub(n);
+        self.freed.notify_all();
+    }
+
+    fn close(&self) {
+        self.lock().1 = true;
+        self.freed.notify_all();
+    }
+}
+
+/// The handler's end of the reader thread's channel.
+struct Lines {
+    rx: mpsc::Receiver<(usize, io::Result<Incoming>)>,
+    budget: Arc<Budget>,
+}
+
+impl Lines {
+    fn took(&self, (n, item): (usize, io::Result<Incoming>)) -> io::Result<Incoming> {
+        self.budget.give(n);
+        item
+    }
+
+    fn try_recv(&self) -> Result<io::Result<Incoming>, TryRecvError> {
+        self.rx.try_recv().map(|x| self.took(x))
+    }
+
+    fn recv_timeout(&self, wait: Duration) -> Result<io::Result<Incoming>, RecvTimeoutError> {
+        self.rx.recv_timeout(wait).map(|x| self.took(x))
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        self.budget.close();
+    }
+}
+
 fn spawn_reader<R: BufRead + Send + 'static>(
     input: R,
     cancelled: Cancelled,
     waker: Option<InputWaker>,
-) -> io::Result<mpsc::Receiver<io::Result<Incoming>>> {
-    let (tx, rx) = mpsc::sync_channel::<io::Result<Incoming>>(READ_AHEAD);
+) -> io::Result<Lines> {
+    let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<Incoming>)>(READ_AHEAD);
+    let budget = Arc::new(Budget::default());
+    let reader_budget = Arc::clone(&budget);
     std::thread::Builder::new().name("mcplite-stdin".into()).spawn(move || {
         let wake = || {
             if let Some(w) = &waker {
@@ -84,10 +155,10 @@ fn spawn_reader<R: BufRead + Send + 'static>(
         };
         let mut reader = LineReader::new(input);
         loop {
-            let item = match reader.next_line() {
-                Ok(Some(line)) => Ok(envelope::classify(line.to_vec())),
+            let (n, item) = match reader.next_line() {
+                Ok(Some(line)) => (line.len(), Ok(envelope::classify(line.to_vec()))),
                 Ok(None) => break,
-                Err(e) => Err(e),
+                Err(e) => (0, Err(e)),
             };
             if let Ok(Incoming::Notification(msg)) = &item {
                 if let Some(key) = cancellation_of(msg) {
@@ -95,7 +166,7 @@ fn spawn_reader<R: BufRead + Send + 'static>(
                 }
             }
             let stop = item.is_err();
-            let sent = tx.send(item).is_ok();
+            let sent = reader_budget.take(n) && tx.send((n, item)).is_ok();
             wake();
             if !sent || stop {
                 break;
@@ -105,7 +176,7 @@ fn spawn_reader<R: BufRead + Send + 'static>(
         drop(tx);
         wake();
     })?;
-    Ok(rx)
+    Ok(Lines { rx, budget })
 }
 
 /// A call running on a worker, with its open span.

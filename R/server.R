@@ -176,10 +176,10 @@
 #' in the server, each costing the server the bytes of its arguments as the
 #' client sent them. At most 4,096 calls, or 64 MB of arguments, wait so;
 #' beyond either, the server stops reading its input until a call finishes
-#' (as a server without workers does while a tool runs): the client's writes
-#' then wait, and no call is refused. Cancellations the server has already
-#' read still stop calls meanwhile. Handling a message costs the same
-#' however many calls are in flight.
+#' (as a server without workers does while a tool runs, and saying so once on
+#' standard error): the client's writes then wait, and no call is refused.
+#' Cancellations the server has already read still stop calls meanwhile.
+#' Handling a message costs the same however many calls are in flight.
 #'
 #' **Who can reach the workers.** With `workers = n` (on Linux and macOS),
 #' the daemons connect to a Unix socket in a directory that the server

@@ -446,21 +446,36 @@ test_that("a process is killed by pid and start time only while both still match
   expect_true(b$is_alive())
 })
 
-# Write lines until the server's input pipe is full; returns how many calls
-# went in whole and the bytes of the one that did not.
-write_until_stalled <- function(proc, line_of, max) {
-  for (i in seq_len(max)) {
-    left <- proc$process$write_input(charToRaw(paste0(line_of(i), "\n")))
-    if (length(left)) return(list(whole = i - 1L, left = left))
+# Write calls until the server says its queue is full and its input pipe is
+# full too (or `max` calls are written); returns how many calls went in
+# whole, the bytes of the one that did not, and whether the server said so.
+queue_full_said <- function(proc) {
+  grepl("the server reads no more input until calls finish", mcp_stderr(proc), fixed = TRUE)
+}
+
+write_until_full <- function(proc, line_of, max) {
+  pending <- raw()
+  i <- 0L
+  repeat {
+    if (!length(pending)) {
+      if (i == max) break
+      i <- i + 1L
+      pending <- charToRaw(paste0(line_of(i), "\n"))
+    }
+    pending <- proc$process$write_input(pending)
+    if (length(pending)) {
+      if (queue_full_said(proc)) break
+      Sys.sleep(0.005)
+    }
   }
-  list(whole = max, left = raw())
+  list(whole = if (length(pending)) i - 1L else i, left = pending, said = queue_full_said(proc))
 }
 
 test_that("calls beyond the queue's bound (in calls, or in bytes) stop the server reading until workers are free, and every call is answered", {
   cases <- list(
     list(what = "4,096 small calls", max = 9000L, args = function(i) sprintf('{"x":%d,"y":1}', i),
          tool = "add", want = function(i) as.character(i + 1)),
-    list(what = "64 MB of arguments", max = 3000L,
+    list(what = "64 MB of arguments", max = 1500L,
          args = function(i) args_json(name = strrep("n", 100000)),
          tool = "getenv", want = function(i) "<unset>")
   )
@@ -468,9 +483,10 @@ test_that("calls beyond the queue's bound (in calls, or in bytes) stop the serve
     proc <- legacy_worker()
     go <- file.path(barrier_dir(), "go")
     mcp_send(proc, legacy_call(1, "wait_for", args_json(path = go)))
-    flood <- write_until_stalled(proc, function(i) legacy_call(i + 1, case$tool, case$args(i)), case$max)
+    flood <- write_until_full(proc, function(i) legacy_call(i + 1, case$tool, case$args(i)), case$max)
     # The one worker is busy: the server queued calls up to its bound, then
-    # stopped reading, and the pipe filled.
+    # stopped reading (it says so), and the pipe filled.
+    expect_true(flood$said, label = case$what)
     expect_lt(flood$whole, case$max, label = case$what)
     file.create(go)
     sent <- flood$whole

@@ -77,6 +77,8 @@ pub struct WorkerHost {
     failed: VecDeque<(TaskId, Finished<Sx>)>,
     /// Whether R has cancelled calls whose grace has not run out.
     reaping: bool,
+    /// Whether the queue is full (said once on stderr each time it fills).
+    full: bool,
     next: TaskId,
     stopped: bool,
     /// The doorbell's write end, until the core takes it as its waker.
@@ -120,6 +122,7 @@ impl WorkerHost {
             queued_bytes: 0,
             failed: VecDeque::new(),
             reaping: false,
+            full: false,
             next: 0,
             stopped: false,
             bell: None,
@@ -224,6 +227,9 @@ impl WorkerHost {
             if let Err(failed) = self.send(task, call) {
                 self.failed.push_back((task, failed));
             }
+            if self.full && self.accepts_calls() {
+                self.full = false;
+            }
         }
     }
 }
@@ -265,6 +271,14 @@ impl ToolHost for WorkerHost {
         self.queued_bytes += call.bytes();
         self.queued.insert(task, call);
         self.queue.push_back(task);
+        if !self.accepts_calls() && !self.full {
+            self.full = true;
+            diag(&format!(
+                "mcplite: {} calls ({} MB of arguments) are waiting for a worker; the server reads no more input until calls finish.",
+                self.queued.len(),
+                self.queued_bytes >> 20
+            ));
+        }
         Started::Running(task)
     }
 

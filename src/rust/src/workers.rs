@@ -16,15 +16,15 @@
 
 use crate::ffi;
 use crate::host::{call_arguments, read_outcome, RFun};
+use crate::platform::{self, LocalListener, LocalStream, PrivateDir};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, StopRequests, TaskId};
+use mcplite_core::json::Doc;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
 use mcplite_core::{Tool, ToolHost};
-use crate::platform::{self, LocalListener, LocalStream, PrivateDir};
-use mcplite_core::json::Doc;
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::time::{Duration, Instant};

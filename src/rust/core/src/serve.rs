@@ -10,10 +10,10 @@
 //! thread (the R thread); a host that runs tools elsewhere (workers) answers
 //! them as they finish.
 
+use crate::dispatch::TaskId;
 use crate::dispatch::{
     stopped_message, Answer, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
 };
-use crate::dispatch::TaskId;
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;

@@ -235,7 +235,7 @@ async function inflight(n) {
   try {
     await srv.ready();
     const ids = srv.send(call('nap', '{"seconds":3600}'), n);
-    for (let k = 0; k < 20; k++) await srv.request(ping);
+    for (let k = 0; k < Math.min(20, P.pings); k++) await srv.request(ping);
     const load0 = load();
     const lat = [];
     for (let k = 0; k < P.pings; k++) {

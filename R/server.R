@@ -171,7 +171,7 @@
 #' worker's R temporary directory, and the files its tools left there, are
 #' removed with it.
 #'
-#' **Queued calls.** With workers, the server hands mirai at most one call per
+#' **Queued calls.** With workers, the server hands mirai at most two calls per
 #' worker (`workers = n`; 256 with `workers = "mirai"`); the other calls wait
 #' in the server, each costing the server the bytes of its arguments as the
 #' client sent them. At most 4,096 calls, or 64 MB of arguments, wait so;

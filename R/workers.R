@@ -150,8 +150,9 @@ workers_start <- function(config, dir) {
     state$own <- own
     # How many calls the server hands to mirai at once; the rest wait in the
     # server (src/rust/src/workers.rs), so each message costs the same
-    # however many calls are in flight.
-    state$slots <- if (own) as.numeric(config$n) else script_daemons_slots
+    # however many calls are in flight. Two per daemon: mirai's dispatcher
+    # then has the next call at hand when a daemon finishes one.
+    state$slots <- if (own) 2 * config$n else script_daemons_slots
     state$seq <- 0
     state$cancelled <- list()
     if (own) {

@@ -57,7 +57,7 @@ impl Queued {
 }
 
 /// Runs tools on mirai daemons: at most `slots` calls at once are handed to
-/// mirai (one per daemon of ours), the rest wait here in arrival order.
+/// mirai (two per daemon of ours), the rest wait here in arrival order.
 pub struct WorkerHost {
     state: Robj,
     submit: Robj,

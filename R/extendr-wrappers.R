@@ -22,6 +22,8 @@ rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, he
 
 rust_json_size <- function(x, opts, helpers) .Call(wrap__rust_json_size, x, opts, helpers)
 
+rust_json_take_zeroed <- function() .Call(wrap__rust_json_take_zeroed)
+
 rust_serve <- function(settings) .Call(wrap__rust_serve, settings)
 
 rust_on_exit <- function() .Call(wrap__rust_on_exit)
@@ -95,3 +97,9 @@ rust_worker_span_end <- function(failed) .Call(wrap__rust_worker_span_end, faile
 rust_worker_detach_stdio <- function() .Call(wrap__rust_worker_detach_stdio)
 
 rust_running_script <- function(file) .Call(wrap__rust_running_script, file)
+
+rust_private_dir <- function(prefix) .Call(wrap__rust_private_dir, prefix)
+
+rust_process_start <- function(pid) .Call(wrap__rust_process_start, pid)
+
+rust_kill_process <- function(pid, start) .Call(wrap__rust_kill_process, pid, start)

@@ -97,7 +97,7 @@
 #' run side by side and are answered in the order they finish.
 #' `initialize`, `ping`, `tools/list` and `server/discover` are answered at
 #' once even while every worker is busy; calls beyond the number of workers
-#' wait in mirai's queue. mirai must be installed (it is only suggested by
+#' wait in the server's queue (see "Queued calls" below). mirai must be installed (it is only suggested by
 #' mcplite); asking for workers without it stops the script before it reads
 #' anything from the client.
 #'
@@ -171,6 +171,51 @@
 #' see whether the call stopped: it says on standard error, when the call is
 #' cancelled, that a call ignoring the interrupt keeps that daemon busy until
 #' it ends.
+#'
+#' A call's worker is killed only while its process is still that worker
+#' (its process id and start time both match; on Linux through a pidfd), so
+#' a process id reused by another process is never signalled. A killed
+#' worker's R temporary directory, and the files its tools left there, are
+#' removed with it.
+#'
+#' **Queued calls.** With workers, the server hands mirai at most two calls per
+#' worker (`workers = n`; 256 with `workers = "mirai"`); the other calls wait
+#' in the server, each costing the server the bytes of its arguments as the
+#' client sent them. At most 4,096 calls, or 64 MB of arguments, wait so;
+#' beyond either, the server stops reading its input until a call finishes
+#' (as a server without workers does while a tool runs, and saying so once on
+#' standard error): the client's writes then wait, and no call is refused.
+#' Cancellations the server has already read still stop calls meanwhile.
+#' Handling a message costs the same however many calls are in flight.
+#'
+#' **Who can reach the workers.** With `workers = n` (on Linux and macOS),
+#' the daemons connect to a Unix socket in a directory that the server
+#' creates for itself with mode 0700 (under `TMPDIR`, or `/tmp` when that
+#' path is too long for a socket) and removes when serving ends; mirai's
+#' dispatcher, a thread of the server process, listens only there and
+#' reaches the server in-process. The server's doorbell (how input wakes
+#' its wait for results) is a Unix socket in the same directory. No other
+#' user can connect to either, so no one else can join the pool, receive
+#' calls and their arguments, or answer in a worker's place. The daemons'
+#' temporary directories are inside it too. On Windows the daemons connect
+#' through a named pipe with the default security descriptor Windows gives
+#' it (neither nanonext nor mirai can set one), and the doorbell is a
+#' loopback TCP port that every local user can connect to (a connection
+#' that does not send its random token within 100 ms is dropped): treat a
+#' Windows machine shared with other users as unprotected.
+#'
+#' With `workers = "mirai"` the daemons are the script's, and so is this
+#' protection. [mirai::daemons()] with a number of daemons, or with
+#' [mirai::local_url()] (an abstract socket on Linux, or a loopback port with
+#' `tcp = TRUE`), listens where every local user can connect. On a machine
+#' others use, create a directory only you can enter and listen there:
+#' `dir <- tempfile(); dir.create(dir, mode = "0700")`, then
+#' `mirai::daemons(url = paste0("ipc://", dir, "/w"))` and
+#' `mirai::launch_local(2)`. With mirai 2.7.0 or later the dispatcher is then
+#' reachable only through that socket too. mirai has no way for daemons
+#' that dial in over TCP or TLS to prove who they are (TLS proves the host
+#' to the daemons, not the reverse): any process that can reach such a URL
+#' can join the pool.
 #'
 #' **Errors.** An R error, an interrupt, or a worker process that ends during
 #' a call becomes a tool error for that call only.

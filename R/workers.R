@@ -82,6 +82,10 @@ worker_failure_prefix <- "mcplite: a worker could not define the tools: "
 # daemon running it (one mcplite started) is killed and replaced.
 cancel_grace <- 2
 
+# With `workers = "mirai"`, how many calls at once are handed to the
+# script's daemons (their number can change while serving).
+script_daemons_slots <- 256
+
 # The oldest mirai that mcplite's workers are tested with.
 mirai_version <- "2.7.3"
 
@@ -151,28 +155,44 @@ running_script_found <- function(args = commandArgs(FALSE)) {
 # Start the daemons (workers = n) and have every worker evaluate the script.
 # Called after the server has taken over standard input and output, so the
 # daemons it starts inherit a null standard input and standard error as
-# their standard output. Returns the state, or a message.
-workers_start <- function(config) {
+# their standard output. `dir` is a directory only this user can enter,
+# made by the server (platform::PrivateDir) and removed after
+# workers_stop(): the daemons' socket is in it, so only processes of this
+# user can join the pool, and their temporary files, so that those of a
+# daemon killed mid-call go too. Returns the state, or a message.
+workers_start <- function(config, dir) {
   started <- FALSE
   tryCatch({
     state <- new.env(parent = emptyenv())
     state$config <- config
-    state$tasks <- list()
+    state$tasks <- new.env(parent = emptyenv())
     state$run <- internal_call("worker_run", quote(script), quote(name), quote(args),
                                quote(options), quote(traceparent), quote(marker))
     own <- config$n > 0
     state$own <- own
+    # How many calls the server hands to mirai at once; the rest wait in the
+    # server (src/rust/src/workers.rs), so each message costs the same
+    # however many calls are in flight. Two per daemon: mirai's dispatcher
+    # then has the next call at hand when a daemon finishes one.
+    state$slots <- if (own) 2 * config$n else script_daemons_slots
     state$seq <- 0
     state$cancelled <- list()
     if (own) {
-      # Each call on a daemon of ours writes its daemon's pid here while it
-      # runs: how a cancelled call that ignores the interrupt is found.
-      state$markers <- tempfile("mcplite-calls-")
-      dir.create(state$markers)
+      # Each call on a daemon of ours writes its daemon's identity here while
+      # it runs: how a cancelled call that ignores the interrupt is found.
+      state$markers <- file.path(dir, "calls")
+      dir.create(state$markers, mode = "0700")
+      state$tmp <- file.path(dir, "tmp")
+      dir.create(state$tmp, mode = "0700")
+      # The dispatcher (a thread of this process since mirai 2.7.0, reached
+      # in-process) listens for the daemons on a socket in `dir`, not on a
+      # public abstract socket or port (what daemons(n) would choose).
       # cleanup = FALSE: what the script set up stays between calls without
       # mirai's internals (a tool's own globals then stay too, as in-process).
-      in_startup_dir(mirai::daemons(config$n, output = TRUE, cleanup = FALSE, .compute = config$profile))
+      mirai::daemons(url = workers_url(dir), dispatcher = TRUE, output = TRUE,
+                     cleanup = FALSE, .compute = config$profile)
       started <- TRUE
+      workers_launch(state, config$n)
     }
     # mirai signals this condition variable whenever a task of the profile
     # resolves (what workers_wait() waits on).
@@ -200,6 +220,26 @@ workers_start <- function(config) {
   })
 }
 
+# The daemons' socket: a Unix socket in the private directory; on Windows a
+# named pipe (nng's ipc://), which any local user may open (see ?mcp_server).
+workers_url <- function(dir) {
+  if (.Platform$OS.type == "windows") {
+    sprintf("ipc://%s", basename(dir))
+  } else {
+    sprintf("ipc://%s/w", dir)
+  }
+}
+
+# Start `n` daemons of ours, in the directory R started in, with their R
+# temporary directory under the private one (R reads TMPDIR when it starts).
+workers_launch <- function(state, n) {
+  old <- Sys.getenv("TMPDIR", unset = NA)
+  Sys.setenv(TMPDIR = state$tmp)
+  on.exit(if (is.na(old)) Sys.unsetenv("TMPDIR") else Sys.setenv(TMPDIR = old), add = TRUE)
+  in_startup_dir(mirai::launch_local(n, .compute = state$config$profile))
+  invisible()
+}
+
 # Evaluate `code` (starting daemons) in the directory R started in.
 in_startup_dir <- function(code) {
   wd <- startup_dir()
@@ -213,8 +253,7 @@ in_startup_dir <- function(code) {
 # Start one daemon in place of one that was killed or ended.
 workers_replace <- function(state) {
   if (!isTRUE(state$own)) return(invisible())
-  tryCatch(in_startup_dir(mirai::launch_local(1L, .compute = state$config$profile)),
-           error = function(e) NULL)
+  tryCatch(workers_launch(state, 1L), error = function(e) NULL)
   invisible()
 }
 
@@ -241,11 +280,13 @@ workers_submit <- function(state, id, name, args, traceparent) {
   })
 }
 
-# A call that has finished, as list(id, outcome, bell), waiting up to `ms`
-# milliseconds for one: mirai signals the compute profile's condition
+# A call that has finished, as list(id, outcome, bell, reaping), waiting up
+# to `ms` milliseconds for one: mirai signals the compute profile's condition
 # variable whenever a task resolves, and the doorbell (workers_bell())
 # signals it when the server reads a line, so the wait ends at once for
-# either. `bell` says whether the doorbell still works.
+# either. `bell` says whether the doorbell still works, `reaping` whether
+# cancelled calls wait for their grace to end (the server then keeps
+# calling this while idle, so it acts on time).
 workers_wait <- function(state, ms) {
   done <- workers_poll(state)
   if (is.null(done) && ms > 0 && !is.null(state$cv)) {
@@ -253,18 +294,19 @@ workers_wait <- function(state, ms) {
     workers_bell_rearm(state)
     done <- workers_poll(state)
   }
-  c(done, list(bell = !is.null(state$bell_aio)))
+  c(done, list(bell = !is.null(state$bell_aio), reaping = length(state$cancelled) > 0))
 }
 
 # The doorbell: a byte stream from the server's input reader (Rust listens
-# on a loopback port and rings with one byte per line read). A receive is
+# on `url`, a Unix socket in the private directory, loopback TCP on Windows,
+# and rings with one byte per line read). A receive is
 # kept pending on it that signals the same condition variable as mirai's
 # tasks. `token` proves to the listener that this process dialled. Returns
 # TRUE, or why not (the server then looks at its workers every few ms).
-workers_bell <- function(state, port, token) {
+workers_bell <- function(state, url, token) {
   tryCatch({
     if (is.null(state$cv)) stop("no condition variable for the compute profile")
-    bell <- nanonext::stream(dial = sprintf("tcp://127.0.0.1:%d", as.integer(port)))
+    bell <- nanonext::stream(dial = url)
     nanonext::send(bell, charToRaw(token), mode = "raw", block = 1000L)
     state$bell <- bell
     state$bell_aio <- nanonext::recv_aio(bell, mode = "raw", cv = state$cv)
@@ -293,7 +335,7 @@ workers_poll <- function(state) {
   for (id in names(state$tasks)) {
     task <- state$tasks[[id]]
     if (!mirai::unresolved(task$mirai)) {
-      state$tasks[[id]] <- NULL
+      rm(list = id, envir = state$tasks)
       return(list(id = id, outcome = worker_outcome(state, task)))
     }
   }
@@ -316,14 +358,15 @@ workers_cancel <- function(state, id) {
       task$name
     ))
   }
-  state$tasks[[id]] <- NULL
+  rm(list = id, envir = state$tasks)
   tryCatch(mirai::stop_mirai(task$mirai), error = function(e) NULL)
   invisible(TRUE)
 }
 
 # Cancelled calls past their grace (on daemons mcplite started): the daemon
 # is killed and another started in its place, so it cannot hold a worker
-# for good.
+# for good. Called at each wait; the server keeps waiting while any are
+# left (`reaping`), so this acts at the grace.
 workers_reap <- function(state) {
   now <- Sys.time()
   keep <- list()
@@ -335,30 +378,49 @@ workers_reap <- function(state) {
     # mirai resolves a stopped mirai at once; the marker tells whether the
     # call still runs (worker_run() removes it when the call ends). None: the
     # call ended, or never started (mirai dropped it from the queue).
-    pid <- marker_pid(task$marker)
-    if (is.na(pid)) next
-    kill_process(pid)
+    daemon <- marker_read(task$marker)
+    if (is.null(daemon)) next
+    unlink(task$marker)
+    if (!isTRUE(worker_kill(state, daemon))) next
     message(sprintf(
       "mcplite: tool %s was cancelled and ignored the interrupt for %g s: its worker (process %d) was stopped and a new one started.",
-      task$name, cancel_grace, pid
+      task$name, cancel_grace, daemon$pid
     ))
-    unlink(task$marker)
     workers_replace(state)
   }
   state$cancelled <- keep
   invisible()
 }
 
-marker_pid <- function(marker) {
-  if (is.null(marker)) return(NA_integer_)
-  pid <- suppressWarnings(tryCatch(as.integer(readLines(marker, n = 1L, warn = FALSE)),
-                                   error = function(e) NA_integer_))
-  if (length(pid) != 1L || is.na(pid) || pid <= 0L) NA_integer_ else pid
+# The daemon running a call, from its marker: list(pid, start, tmp), or NULL.
+marker_read <- function(marker) {
+  if (is.null(marker)) return(NULL)
+  lines <- tryCatch(readLines(marker, n = 3L, warn = FALSE), error = function(e) character())
+  pid <- suppressWarnings(as.integer(lines[1]))
+  if (length(lines) < 3L || is.na(pid) || pid <= 0L) return(NULL)
+  list(pid = pid, start = lines[[2]], tmp = lines[[3]])
 }
 
-kill_process <- function(pid) {
-  signal <- if (is.na(tools::SIGKILL)) tools::SIGTERM else tools::SIGKILL
-  invisible(tryCatch(tools::pskill(pid, signal), error = function(e) FALSE))
+# Kill a daemon of ours if it is still the process that wrote the marker
+# (its pid may have been reused since), and remove its R temporary
+# directory, which a killed R leaves behind. TRUE if killed.
+worker_kill <- function(state, daemon) {
+  start <- if (identical(daemon$start, "NA")) NA_character_ else daemon$start
+  killed <- rust_kill_process(daemon$pid, start)
+  if (!isTRUE(killed$value)) return(FALSE)
+  worker_tmp_remove(state, daemon)
+  TRUE
+}
+
+# Remove the R temporary directory of a daemon of ours that is gone (only
+# one inside the private directory's `tmp`).
+worker_tmp_remove <- function(state, daemon) {
+  if (is.null(state$tmp)) return(invisible())
+  tmp <- normalizePath(daemon$tmp, winslash = "/", mustWork = FALSE)
+  if (startsWith(tmp, paste0(normalizePath(state$tmp, winslash = "/"), "/"))) {
+    unlink(tmp, recursive = TRUE)
+  }
+  invisible()
 }
 
 # At the end of serving: stop what still runs, and the daemons mcplite
@@ -369,11 +431,10 @@ workers_stop <- function(state) {
   for (id in names(state$tasks)) workers_cancel(state, id)
   if (isTRUE(state$own)) {
     for (marker in list.files(state$markers, full.names = TRUE)) {
-      pid <- marker_pid(marker)
-      if (!is.na(pid)) kill_process(pid)
+      daemon <- marker_read(marker)
+      if (!is.null(daemon)) worker_kill(state, daemon)
     }
     tryCatch(mirai::daemons(0, .compute = state$config$profile), error = function(e) NULL)
-    unlink(state$markers, recursive = TRUE)
   }
   if (!is.null(state$bell)) tryCatch(close(state$bell), error = function(e) NULL)
   state$bell_aio <- NULL
@@ -401,7 +462,12 @@ worker_outcome <- function(state, task) {
   if (mirai::is_error_value(value) && identical(as.integer(value), 19L)) {
     # The daemon went away during the call (quit(), a crash, killed): start
     # another in its place if it was one of ours.
-    if (!is.null(task$marker)) unlink(task$marker)
+    if (!is.null(task$marker)) {
+      daemon <- marker_read(task$marker)
+      unlink(task$marker)
+      # Its R temporary directory, if it left it behind.
+      if (!is.null(daemon)) worker_tmp_remove(state, daemon)
+    }
     workers_replace(state)
     return(failed(sprintf(
       "Tool %s stopped: the worker process running it ended (the tool may have called quit(), or the process crashed).",
@@ -443,8 +509,12 @@ internal_call <- function(fun, ...) {
 # Run one call on a worker.
 worker_run <- function(script, name, args, options, traceparent = NULL, marker = NULL) {
   if (!is.null(marker)) {
-    # This daemon's pid, while the call runs (see workers_reap()).
-    tryCatch(writeLines(as.character(Sys.getpid()), marker), error = function(e) NULL)
+    # Which process runs the call (pid and start time: the pid alone may be
+    # another process's by the time it is read), and its R temporary
+    # directory, while the call runs (see workers_reap()).
+    pid <- Sys.getpid()
+    tryCatch(writeLines(c(as.character(pid), rust_process_start(pid), tempdir()), marker),
+             error = function(e) NULL)
     on.exit(unlink(marker), add = TRUE)
   }
   worker_state$fresh <- NULL
@@ -465,9 +535,13 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
   if (is.character(traceparent) && worker_trace_begin(traceparent, name)) {
     on.exit(rust_worker_span_end(failed), add = TRUE)
   }
+  rust_json_take_zeroed()
   out <- invoke_tool(fun, args, name)
   failed <- !isTRUE(out$ok)
   if (fresh) out$fresh <- TRUE
+  # A number the tool's tool_result() sent as 0 here: the server tells the
+  # author, as for calls in its own process.
+  if (isTRUE(rust_json_take_zeroed())) out$zeroed <- TRUE
   out
 }
 

@@ -34,14 +34,20 @@ const P = {
   window: int('BENCH_WINDOW', 64),
   overheadWorkers: int('BENCH_OVERHEAD_WORKERS', 4),
   idleSeconds: num('BENCH_IDLE_S', 10),
+  inflight: (env.BENCH_INFLIGHT || '10,100,1000,4000').split(',').map(Number),
+  pings: int('BENCH_PINGS', 200),
+  queueCalls: (env.BENCH_QUEUE_CALLS || '1500,6000').split(',').map(Number),
+  queueKb: int('BENCH_QUEUE_KB', 100),
 };
-const only = (env.BENCH_WORKER_SCENARIOS || 'sleep,cpu,overhead,idle').split(',');
+const only = (env.BENCH_WORKER_SCENARIOS || 'sleep,cpu,overhead,idle,inflight,queue').split(',');
 const outDir = env.BENCH_OUT || path.join(HERE, 'results');
 
 const META =
   '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}';
 const call = (name, args) => (id) =>
   `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args},${META}}}`;
+const ping = (id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`;
+const cancel = (id) => `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id}}}`;
 const discover = (id) => `{"jsonrpc":"2.0","id":${id},"method":"server/discover","params":{${META}}}`;
 
 const now = () => Number(process.hrtime.bigint()) / 1e6; // ms
@@ -90,6 +96,23 @@ class Server {
       for (const [, p] of this.pending) p.reject(new Error(`server exited (${code}); stderr:\n${this.stderr}`));
     });
     return this;
+  }
+  // Write lines without awaiting answers (a burst); returns the ids.
+  send(make, n) {
+    const ids = [];
+    let chunk = '';
+    for (let k = 0; k < n; k++) {
+      const id = this.nextId++;
+      ids.push(id);
+      this.pending.set(id, { resolve: () => {}, reject: () => {}, sent: now() });
+      chunk += make(id) + '\n';
+      if (chunk.length > 1 << 20) {
+        this.proc.stdin.write(chunk);
+        chunk = '';
+      }
+    }
+    if (chunk) this.proc.stdin.write(chunk);
+    return ids;
   }
   request(make) {
     const id = this.nextId++;
@@ -205,6 +228,81 @@ async function idle(workers) {
   }
 }
 
+// Median time of a ping answered while `n` calls are in flight (2 workers
+// busy, the rest queued): what each message costs as the number grows.
+async function inflight(n) {
+  const srv = new Server(2).start();
+  try {
+    await srv.ready();
+    const ids = srv.send(call('nap', '{"seconds":3600}'), n);
+    for (let k = 0; k < Math.min(20, P.pings); k++) await srv.request(ping);
+    const load0 = load();
+    const lat = [];
+    for (let k = 0; k < P.pings; k++) {
+      const r = await srv.request(ping);
+      lat.push(r.t - r.sent);
+    }
+    for (const id of ids) srv.pending.delete(id);
+    srv.proc.stdin.write(ids.map(cancel).join('\n') + '\n');
+    return { p50: median(lat), load: [load0, load()] };
+  } finally {
+    await srv.close();
+  }
+}
+
+// The server's resident memory (VmRSS, MB), or NaN where there is no /proc.
+function rssMb(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+// `n` calls carrying `queueKb` kB of arguments each, written at once while
+// the one worker sleeps: how much the server grows holding them. Writing
+// stops where the server stops reading (its queue is full).
+async function queued(n) {
+  const srv = new Server(1).start();
+  try {
+    await srv.ready();
+    const pid = srv.proc.pid;
+    const before = rssMb(pid);
+    const blocker = srv.send(call('nap', '{"seconds":3600}'), 1);
+    const pad = 'x'.repeat(P.queueKb * 1024);
+    const ids = [];
+    let written = 0;
+    let stalled = false;
+    for (let k = 0; k < n; k++) {
+      const id = srv.nextId++;
+      ids.push(id);
+      srv.pending.set(id, { resolve: () => {}, reject: () => {}, sent: now() });
+      const ok = srv.proc.stdin.write(call('carry', `{"pad":"${pad}"}`)(id) + '\n');
+      written++;
+      if (!ok) {
+        // Wait for the pipe to drain, at most 2 s: if it does not, the
+        // server has stopped reading.
+        const drained = await Promise.race([
+          new Promise((r) => srv.proc.stdin.once('drain', () => r(true))),
+          new Promise((r) => setTimeout(() => r(false), 2000)),
+        ]);
+        if (!drained) {
+          stalled = true;
+          break;
+        }
+      }
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = rssMb(pid);
+    for (const id of [...blocker, ...ids]) srv.pending.delete(id);
+    srv.proc.kill('SIGKILL');
+    return { grew: after - before, written, stalled };
+  } finally {
+    await srv.exited;
+  }
+}
+
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 const range = (xs, d = 2) => `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)})`;
 
@@ -263,6 +361,34 @@ async function main() {
     results.rows.idle = { quiet, watching };
     rows.push([`server CPU over ${P.idleSeconds} s with ${P.overheadWorkers} workers and no call: % of a core`, '–', range(quiet, 2), '', '< 1 %', median(quiet) < 1 ? 'met' : 'not met']);
     rows.push([`server CPU over ${P.idleSeconds} s while one long call runs on a worker: % of a core`, '–', range(watching, 2), '', '< 1 %', median(watching) < 1 ? 'met' : 'not met']);
+  }
+  if (only.includes('inflight')) {
+    const per = {};
+    for (const n of P.inflight) per[n] = [];
+    for (let rep = 0; rep < P.reps; rep++) {
+      for (const n of P.inflight) {
+        const a = await inflight(n);
+        per[n].push(a.p50);
+        loads.push(...a.load);
+        console.error(`# inflight rep ${rep + 1}: ${n} calls in flight, ping p50 ${fmt(a.p50, 3)} ms`);
+      }
+    }
+    results.rows.inflight = per;
+    const base = per[P.inflight[0]];
+    for (const n of P.inflight) {
+      const ratio = per[n].map((x, i) => x / base[i]);
+      const target = n === P.inflight[0] ? 'reference' : '≤ 1.5×';
+      const status = n === P.inflight[0] ? '–' : median(ratio) <= 1.5 ? 'met' : 'not met';
+      rows.push([`ping while ${n} calls are in flight (2 workers busy, the rest queued): median ms`, '–', range(per[n], 3), `${range(ratio)}× the ${P.inflight[0]}-call median`, target, status]);
+    }
+  }
+  if (only.includes('queue')) {
+    for (const n of P.queueCalls) {
+      const a = await queued(n);
+      results.rows[`queue${n}`] = a;
+      console.error(`# queue: ${n} calls of ${P.queueKb} kB: wrote ${a.written}, server grew ${fmt(a.grew, 0)} MB${a.stalled ? ', then stopped reading' : ''}`);
+      rows.push([`${n} calls of ${P.queueKb} kB written while the one worker is busy: server growth MB`, '–', `${fmt(a.grew, 0)} (${a.written} written${a.stalled ? '; the server then stopped reading' : ''})`, '', 'bounded', '–']);
+    }
   }
   results.load = { min: Math.min(...loads), max: Math.max(...loads) };
   results.seconds = (Date.now() - started.getTime()) / 1000;

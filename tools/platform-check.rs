@@ -109,6 +109,10 @@ fn main() {
         "child" => child(&args[2]),
         "linger" => linger(&args[2]),
         "detach" => detach(),
+        "wait" => {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            0
+        }
         _ => {
             eprintln!("unknown role {}", role);
             2
@@ -722,6 +726,10 @@ fn driver(subject_program: Option<&str>) -> i32 {
         Err(e) => c.check(false, &format!("cannot run the detach role: {}", e)),
     }
 
+    if subject_program.is_none() {
+        private_checks(&mut c, &exe);
+    }
+
     println!(
         "platform-check ({}{}): {} failed",
         std::env::consts::OS,
@@ -737,4 +745,80 @@ fn driver(subject_program: Option<&str>) -> i32 {
     } else {
         1
     }
+}
+
+// ---- private directories, local sockets, process identity ---------------------
+
+#[cfg(unix)]
+fn dial(url: &str) -> io::Result<std::os::unix::net::UnixStream> {
+    std::os::unix::net::UnixStream::connect(url.trim_start_matches("ipc://"))
+}
+
+#[cfg(windows)]
+fn dial(url: &str) -> io::Result<std::net::TcpStream> {
+    std::net::TcpStream::connect(url.trim_start_matches("tcp://"))
+}
+
+fn private_checks(c: &mut Checks, exe: &std::path::Path) {
+    use std::time::Instant;
+    let dir = match platform::PrivateDir::create("pc-") {
+        Ok(d) => d,
+        Err(e) => return c.check(false, &format!("private directory: {}", e)),
+    };
+    let path = dir.path().to_path_buf();
+    c.check(path.is_dir(), "the private directory exists");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+        c.check(mode == 0o700, &format!("the private directory has mode 0700 (got {:o})", mode));
+    }
+    if let Ok(other) = platform::PrivateDir::create("pc-") {
+        c.check(other.path() != path, "two private directories differ");
+        let kept = other.keep();
+        c.check(kept.is_dir(), "a kept private directory stays when let go");
+        let _ = std::fs::remove_dir(&kept);
+    }
+    let listener = match platform::LocalListener::bind(&dir, "bell") {
+        Ok(l) => l,
+        Err(e) => return c.check(false, &format!("local listener: {}", e)),
+    };
+    let url = listener.url().to_string();
+    c.check(url.starts_with(if cfg!(unix) { "ipc://" } else { "tcp://127.0.0.1:" }), &format!("listener url {}", url));
+    let token = platform::random_token();
+    c.check(token.len() == 32 && token != platform::random_token(), "tokens are 32 digits and differ");
+    // A connection that stays silent and one with a wrong token come first:
+    // each is dropped after its own short wait, and the right one is taken.
+    let silent = dial(&url);
+    let wrong = dial(&url).and_then(|mut s| s.write_all(&[b'0'; 32]).map(|_| s));
+    let right = dial(&url).and_then(|mut s| s.write_all(token.as_bytes()).map(|_| s));
+    c.check(silent.is_ok() && wrong.is_ok() && right.is_ok(), "three connections to the listener");
+    let started = Instant::now();
+    let got: io::Result<platform::LocalStream> =
+        listener.accept_token(token.as_bytes(), Instant::now() + Duration::from_secs(20), Duration::from_millis(100));
+    c.check(got.is_ok(), &format!("the connection with the token is accepted after a silent one ({:?})", got.err()));
+    c.check(started.elapsed() < Duration::from_secs(10), "a silent connection does not hold the accept up");
+    drop((silent, wrong, right));
+
+    // Killing by pid and start time.
+    let me = std::process::id();
+    c.check(platform::process_start(me).is_some() || !cfg!(any(target_os = "linux", windows)), "this process's start time");
+    match Command::new(exe).arg("wait").spawn() {
+        Ok(mut child) => {
+            let pid = child.id();
+            let start = platform::process_start(pid);
+            if let Some(s) = start {
+                let refused = platform::kill_process(pid, Some(s.wrapping_add(1)));
+                c.check(matches!(refused, Ok(false)), &format!("a wrong start time is refused ({:?})", refused));
+                c.check(matches!(child.try_wait(), Ok(None)), "the process with a wrong start time lives");
+            }
+            let killed = platform::kill_process(pid, start);
+            c.check(matches!(killed, Ok(true)), &format!("the right start time kills ({:?})", killed));
+            let _ = child.wait();
+        }
+        Err(e) => c.check(false, &format!("cannot start a process to kill: {}", e)),
+    }
+    drop(listener);
+    drop(dir);
+    c.check(!path.exists(), "the private directory is removed when dropped");
 }

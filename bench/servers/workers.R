@@ -16,6 +16,8 @@ tools <- list(
   arguments = list(seconds = type_number())),
   tool(function(n) spin_loop(n), name = "spin", description = "Busy loop of `n` steps.",
        arguments = list(n = type_integer())),
+  tool(function(pad) nchar(pad), name = "carry", description = "Count the characters of `pad`.",
+       arguments = list(pad = type_string())),
   tool(function(x, y) x + y, name = "add", description = "Add.",
        arguments = list(x = type_number(), y = type_number()))
 )

@@ -470,6 +470,20 @@ test_that("a non-zero number sent as 0 is said once per tool on stderr, and repo
   expect_equal(found$tool, "fit")
   expect_equal(found$severity, "warning")
 
+  # On a worker, the tool_result() built there counts too.
+  if (requireNamespace("mirai", quietly = TRUE)) {
+    on_workers <- server_script(sub("mcp_server(list(fit, table, fine))",
+                                    "mcp_server(list(fit, table, fine), workers = 1)",
+                                    readLines(script), fixed = TRUE))
+    client <- mcp_client(on_workers, env = child_env())
+    client$call("table")
+    client$call("fine")
+    client$close()
+    expect_equal(grep("was sent as 0", client$stderr(), value = TRUE),
+                 grep("^mcplite: tool table: ", client$stderr(), value = TRUE))
+    expect_length(grep("was sent as 0", client$stderr()), 1)
+  }
+
   # With every digit kept there is nothing to say.
   script <- server_script(c('options(mcplite.json.digits = NA)', readLines(script)))
   client <- mcp_client(script, env = child_env())

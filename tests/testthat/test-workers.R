@@ -100,6 +100,36 @@ args_json <- function(...) as.character(jsonlite::toJSON(list(...), auto_unbox =
 
 ids_of <- function(responses) vapply(responses, function(r) as.character(r$id), "")
 
+# The socket inodes a process holds open.
+socket_inodes <- function(pid) {
+  links <- Sys.readlink(list.files(file.path("/proc", pid, "fd"), full.names = TRUE))
+  sub("^socket:\\[([0-9]+)\\]$", "\\1", grep("^socket:", links, value = TRUE))
+}
+
+# /proc/net/unix's rows: inode and path ("" when unnamed, "@..." abstract).
+unix_sockets <- function() {
+  rows <- strsplit(trimws(readLines("/proc/net/unix")[-1]), "\\s+")
+  data.frame(inode = vapply(rows, `[`, "", 7),
+             path = vapply(rows, function(r) if (length(r) >= 8) r[[8]] else "", ""))
+}
+
+# The inodes of the TCP sockets (v4 and v6) on the machine.
+tcp_inodes <- function() {
+  files <- intersect(c("/proc/net/tcp", "/proc/net/tcp6"), list.files("/proc/net", full.names = TRUE))
+  unlist(lapply(files, function(f) {
+    vapply(strsplit(trimws(readLines(f)[-1]), "\\s+"), `[`, "", 10)
+  }))
+}
+
+# The private directory of a server with workers (from its sockets).
+server_private_dir <- function(proc) {
+  server <- proc$process$get_pid()
+  named <- unix_sockets()
+  named <- named[named$inode %in% socket_inodes(server), ]
+  pool <- grep("/w$", named$path, value = TRUE)
+  if (length(pool)) dirname(pool[[1]]) else NA_character_
+}
+
 test_that("calls run at once on workers, and the server keeps answering meanwhile (legacy)", {
   proc <- workers_server("2")
   on.exit(mcp_kill(proc), add = TRUE)
@@ -345,6 +375,132 @@ test_that("a cancelled call that ignores the interrupt loses its worker after a 
     stuck
   ), fixed = TRUE)
   mcp_validate(list(next_call), "2025-11-25", "CallToolResult")
+})
+
+test_that("a cancelled call that ignores the interrupt is ended at its grace with nothing else read, and its temporary files go with its worker", {
+  skip_if_not(dir.exists("/proc/self"), "needs /proc")
+  proc <- legacy_worker()
+  on.exit(mcp_kill(proc), add = TRUE)
+  started <- file.path(barrier_dir(), "started")
+  mcp_send(proc, legacy_call(1, "pid"))
+  stuck <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
+  mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  tmp <- readLines(started)
+  expect_true(dir.exists(tmp))
+  expect_length(list.files(tmp, "^tool-file-"), 1)
+  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))
+  # Nothing more is sent: the server acts when the grace ends, on its own.
+  expect_true(wait_until(function() !dir.exists(file.path("/proc", stuck)), timeout = 30))
+  expect_true(wait_until(function() !dir.exists(tmp), timeout = 30))
+  mcp_send(proc, legacy_call(8, "add", '{"x":4,"y":5}'))
+  expect_identical(first_text(mcp_read(proc, 1, timeout = 60)[[1]]), "9")
+  expect_identical(mcp_close(proc)$status, 0L)
+})
+
+test_that("the worker of a cancelled call is killed only if its process is still that worker", {
+  skip_if_not(dir.exists("/proc/self"), "needs /proc")
+  proc <- legacy_worker()
+  on.exit(mcp_kill(proc), add = TRUE)
+  calls <- file.path(server_private_dir(proc), "calls")
+  started <- file.path(barrier_dir(), "started")
+  mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  marker <- list.files(calls, full.names = TRUE)
+  expect_length(marker, 1)
+  daemon <- readLines(marker)
+  # Another process now has the pid the marker names, as when the worker
+  # ended and its pid was reused: its start time is not the one recorded.
+  decoy <- processx::process$new("sleep", "600")
+  on.exit(decoy$kill(), add = TRUE)
+  writeLines(c(as.character(decoy$get_pid()), daemon[-1]), marker)
+  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))
+  # The server reads the marker when the grace ends, and removes it.
+  expect_true(wait_until(function() !file.exists(marker), timeout = 30))
+  expect_true(decoy$is_alive())
+  expect_true(dir.exists(file.path("/proc", daemon[[1]])))
+  tools::pskill(as.integer(daemon[[1]]), tools::SIGKILL)
+  out <- mcp_close(proc, timeout = 60)
+  expect_no_match(out$stderr, "was stopped and a new one started", fixed = TRUE)
+  expect_true(decoy$is_alive())
+})
+
+test_that("a process is killed by pid and start time only while both still match", {
+  skip_on_os("windows") # sleep
+  sleeper <- function() processx::process$new("sleep", "600")
+  a <- sleeper()
+  b <- sleeper()
+  on.exit({ a$kill(); b$kill() }, add = TRUE)
+  start_a <- rust_process_start(a$get_pid())
+  start_b <- rust_process_start(b$get_pid())
+  expect_false(is.na(start_a))
+  # Another process's start time, a made-up one, and one that is not a number.
+  for (wrong in c(if (!identical(start_a, start_b)) start_b, "1", "0", "x")) {
+    expect_false(rust_kill_process(a$get_pid(), wrong)$value, info = wrong)
+  }
+  expect_true(a$is_alive())
+  expect_true(rust_kill_process(a$get_pid(), start_a)$value)
+  expect_true(wait_until(function() !a$is_alive()))
+  # Gone: nothing to kill, whatever the start time.
+  expect_false(rust_kill_process(a$get_pid(), start_a)$value)
+  expect_true(b$is_alive())
+})
+
+# Write calls until the server says its queue is full and its input pipe is
+# full too (or `max` calls are written); returns how many calls went in
+# whole, the bytes of the one that did not, and whether the server said so.
+queue_full_said <- function(proc) {
+  grepl("the server reads no more input until calls finish", mcp_stderr(proc), fixed = TRUE)
+}
+
+write_until_full <- function(proc, line_of, max) {
+  pending <- raw()
+  i <- 0L
+  repeat {
+    if (!length(pending)) {
+      if (i == max) break
+      i <- i + 1L
+      pending <- charToRaw(paste0(line_of(i), "\n"))
+    }
+    pending <- proc$process$write_input(pending)
+    if (length(pending)) {
+      if (queue_full_said(proc)) break
+      Sys.sleep(0.005)
+    }
+  }
+  list(whole = if (length(pending)) i - 1L else i, left = pending, said = queue_full_said(proc))
+}
+
+test_that("calls beyond the queue's bound (in calls, or in bytes) stop the server reading until workers are free, and every call is answered", {
+  cases <- list(
+    list(what = "4,096 small calls", max = 9000L, args = function(i) sprintf('{"x":%d,"y":1}', i),
+         tool = "add", want = function(i) as.character(i + 1)),
+    list(what = "64 MB of arguments", max = 1500L,
+         args = function(i) args_json(name = strrep("n", 100000)),
+         tool = "getenv", want = function(i) "<unset>")
+  )
+  for (case in cases) {
+    proc <- legacy_worker()
+    go <- file.path(barrier_dir(), "go")
+    mcp_send(proc, legacy_call(1, "wait_for", args_json(path = go)))
+    flood <- write_until_full(proc, function(i) legacy_call(i + 1, case$tool, case$args(i)), case$max)
+    # The one worker is busy: the server queued calls up to its bound, then
+    # stopped reading (it says so), and the pipe filled.
+    expect_true(flood$said, label = case$what)
+    expect_lt(flood$whole, case$max, label = case$what)
+    file.create(go)
+    sent <- flood$whole
+    if (length(flood$left)) {
+      mcp_send(proc, flood$left, newline = FALSE)
+      sent <- sent + 1L
+    }
+    got <- mcp_read(proc, sent + 1L, timeout = 120)
+    expect_setequal(ids_of(got), as.character(seq_len(sent + 1L)))
+    wrong <- Filter(function(r) r$id > 1 && !identical(first_text(r), case$want(r$id - 1)), got)
+    expect_length(wrong, 0)
+    expect_identical(mcp_close(proc)$status, 0L)
+    mcp_kill(proc)
+  }
 })
 
 test_that("a stubborn call still running at the end leaves no worker behind", {
@@ -619,4 +775,74 @@ test_that("script_file() finds the script R runs, the file source() reads, or th
     script_file(1)
     script_file("a", NA)
   })
+})
+
+# ---- who can reach the workers -----------------------------------------------
+
+test_that("only this user's processes can join the workers' pool, reach the dispatcher or ring the doorbell", {
+  skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
+  second_user_skip()
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "add", '{"x":1,"y":2}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "3")
+  server <- proc$process$get_pid()
+  # No public endpoint: no abstract Unix socket (a name anyone can dial) and
+  # no TCP socket at all in the server; its named sockets are files.
+  mine <- socket_inodes(server)
+  named <- unix_sockets()
+  named <- named[named$inode %in% mine & nzchar(named$path), ]
+  expect_false(any(startsWith(named$path, "@")), info = paste(named$path, collapse = " "))
+  expect_false(any(mine %in% tcp_inodes()))
+  # The daemons' socket (where the dispatcher listens) and the doorbell.
+  pool <- grep("/w$", named$path, value = TRUE)[1]
+  expect_false(is.na(pool))
+  dir <- dirname(pool)
+  bell <- file.path(dir, "bell")
+  expect_true(bell %in% named$path)
+  urls <- paste0("ipc://", pool)
+  if (is.na(pool)) {
+    # (Before the fix: the daemons' abstract socket, which the other user
+    # then tries.)
+    abstract <- grep("^@", named$path, value = TRUE)
+    urls <- if (length(abstract)) paste0("abstract://", substring(abstract[[1]], 2)) else "ipc:///nonexistent"
+  }
+  info <- file.info(dir)
+  expect_identical(format(as.octmode(info$mode)), "700")
+  expect_identical(info$uname, "root")
+  # Another user dials both, as `mirai::daemon(<url>)` would: refused. A
+  # socket it may reach shows that its dialling works.
+  open_dir <- tempfile("open-", tmpdir = "/tmp")
+  dir.create(open_dir, mode = "0755")
+  on.exit(unlink(open_dir, recursive = TRUE), add = TRUE)
+  Sys.chmod(open_dir, "0755")
+  open_url <- sprintf("ipc://%s/s", open_dir)
+  open_sock <- nanonext::socket("rep", listen = open_url)
+  on.exit(close(open_sock), add = TRUE)
+  Sys.chmod(file.path(open_dir, "s"), "0777", use_umask = FALSE)
+  code <- sprintf(paste(
+    "try_dial <- function(url) tryCatch({",
+    "s <- nanonext::socket('req', dial = url, autostart = NA); close(s); 'joined'",
+    "}, error = function(e) paste('refused:', conditionMessage(e)));",
+    "try_bell <- function(url) tryCatch({",
+    "s <- nanonext::stream(dial = url); close(s); 'connected'",
+    "}, error = function(e) paste('refused:', conditionMessage(e)));",
+    "cat('open', try_dial('%s'), '\\n');",
+    "cat('pool', try_dial('%s'), '\\n');",
+    "cat('bell', try_bell('%s'), '\\n')",
+    sep = " "
+  ), open_url, urls, paste0("ipc://", bell))
+  res <- second_user_rscript(code, lib = second_user_lib(c("nanonext")))
+  expect_identical(res$status, 0L, info = res$stderr)
+  out <- strsplit(trimws(res$stdout), "\n")[[1]]
+  expect_identical(trimws(out[[1]]), "open joined")
+  expect_match(out[[2]], "^pool refused:")
+  expect_match(out[[3]], "^bell refused:")
+  # The server goes on serving, and removes its private directory at the end.
+  mcp_send(proc, legacy_call(2, "add", '{"x":2,"y":2}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "4")
+  expect_identical(mcp_close(proc)$status, 0L)
+  expect_false(dir.exists(dir))
 })

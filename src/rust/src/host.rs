@@ -64,6 +64,10 @@ pub fn on_r_exit() {
 /// worker): `list(ok = TRUE, value)` or `list(ok = FALSE, message)`.
 pub fn read_outcome(outcome: Robj, name: &str) -> Finished<Sx> {
     let outcome = Sx::owned(outcome);
+    // A worker's serializer (a tool_result() built there) wrote a number as 0.
+    if field(&outcome, "zeroed").and_then(|z| flag1(&z)) == Some(true) {
+        mcplite_core::rjson::note_zeroed();
+    }
     let ok = field(&outcome, "ok").and_then(|o| flag1(&o)).unwrap_or(false);
     if ok {
         Finished::Returned(field(&outcome, "value").unwrap_or_else(Sx::null))

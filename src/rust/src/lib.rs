@@ -130,6 +130,15 @@ fn rust_json_size(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     })())
 }
 
+/// Whether this process serialized a finite non-zero number as 0 since it
+/// last asked (`rjson::take_zeroed`): a worker hands it to the server with
+/// the call's outcome, which says so to the author.
+/// @noRd
+#[extendr]
+fn rust_json_take_zeroed() -> Robj {
+    Robj::from(mcplite_core::rjson::take_zeroed())
+}
+
 /// Serve MCP on stdin/stdout until end of input. `settings` is the list
 /// `serve_specs()` makes (see `serve::Settings`).
 /// @noRd
@@ -169,8 +178,58 @@ fn rust_worker_detach_stdio() -> Robj {
     outcome(platform::detach_stdio().map(|_| Robj::from(true)).map_err(|e| e.to_string()))
 }
 
+/// A new directory only this user can enter (mode 0700), under the
+/// temporary directory (or /tmp when that is too long for Unix socket paths
+/// inside it): list(value = path) or list(error = message). The caller
+/// removes it.
+/// @noRd
+#[extendr]
+fn rust_private_dir(prefix: &str) -> Robj {
+    outcome(
+        platform::PrivateDir::create(prefix)
+            .map(|d| Robj::from(d.keep().to_string_lossy().into_owned()))
+            .map_err(|e| e.to_string()),
+    )
+}
+
+/// This process's identity for [`rust_kill_process`]: its start time as a
+/// string (exact, whatever the OS's unit), or NA where it cannot be read.
+/// @noRd
+#[extendr]
+fn rust_process_start(pid: i32) -> Robj {
+    let start = u32::try_from(pid).ok().and_then(platform::process_start);
+    match start {
+        Some(s) => Robj::from(s.to_string()),
+        None => Robj::from(Rstr::na()),
+    }
+}
+
+/// Kill process `pid` if it is still the one that started at `start` (from
+/// [`rust_process_start`]; NA: whichever has the pid; anything else that
+/// is not a start time: none). list(value = TRUE
+/// when killed, FALSE when gone or another process) or list(error).
+/// @noRd
+#[extendr]
+fn rust_kill_process(pid: i32, start: Robj) -> Robj {
+    outcome((|| {
+        let pid = u32::try_from(pid).map_err(|_| format!("no process {pid}"))?;
+        let start = match start.as_str() {
+            None => None,
+            Some(s) => match s.parse::<u64>() {
+                Ok(s) => Some(s),
+                // Not a start time this OS gave: not the process recorded.
+                Err(_) => return Ok(Robj::from(false)),
+            },
+        };
+        platform::kill_process(pid, start).map(Robj::from).map_err(|e| e.to_string())
+    })())
+}
+
 extendr_module! {
     mod mcplite;
+    fn rust_private_dir;
+    fn rust_process_start;
+    fn rust_kill_process;
     fn rust_worker_detach_stdio;
     fn rust_json_parse;
     fn rust_protocol_text;
@@ -180,6 +239,7 @@ extendr_module! {
     fn rust_tool_listing;
     fn rust_to_json;
     fn rust_json_size;
+    fn rust_json_take_zeroed;
     fn rust_serve;
     fn rust_on_exit;
     use client;

@@ -8,44 +8,86 @@
 //!
 //! Waiting: `workers_wait()` blocks in mirai's condition variable, which
 //! mirai signals when a task resolves. So that input wakes it too, the input
-//! reader rings a doorbell: a loopback TCP connection this side accepts and
-//! R dials with nanonext, whose pending receive signals the same condition
+//! reader rings a doorbell: a connection to a Unix socket in the server's
+//! private directory (loopback TCP on Windows) that this side accepts and R
+//! dials with nanonext, whose pending receive signals the same condition
 //! variable. Without the doorbell (it could not be set up, or broke), the
 //! core falls back to waiting on the input and looking every few ms.
 
 use crate::ffi;
 use crate::host::{call_arguments, read_outcome, RFun};
+use crate::platform::{self, LocalListener, LocalStream, PrivateDir};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, StopRequests, TaskId};
+use mcplite_core::json::Doc;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
 use mcplite_core::{Tool, ToolHost};
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// How long R may take to dial the doorbell and prove it is the dialler.
 const BELL_SETUP: Duration = Duration::from_secs(2);
+/// How long one connection to the doorbell may take to send the token: one
+/// that stays silent is dropped then, so it cannot hold set-up up.
+const BELL_TOKEN_WAIT: Duration = Duration::from_millis(100);
 
-/// Runs tools on mirai daemons.
+/// At most this many calls wait for a worker, holding at most
+/// [`MAX_QUEUED_BYTES`] of arguments; beyond either, serving reads no more
+/// input until calls finish (see `?mcp_server`).
+pub const MAX_QUEUED_CALLS: usize = 4096;
+pub const MAX_QUEUED_BYTES: usize = 64 << 20;
+
+/// A call waiting for a worker: its arguments as the JSON text the client
+/// sent (converted to R only when the call is sent, so a queued call costs
+/// the server its bytes and nothing more).
+struct Queued {
+    name: String,
+    arguments: Option<Vec<u8>>,
+    traceparent: Option<String>,
+}
+
+impl Queued {
+    fn bytes(&self) -> usize {
+        self.name.len() + self.arguments.as_ref().map_or(0, Vec::len) + self.traceparent.as_ref().map_or(0, String::len)
+    }
+}
+
+/// Runs tools on mirai daemons: at most `slots` calls at once are handed to
+/// mirai (two per daemon of ours), the rest wait here in arrival order.
 pub struct WorkerHost {
     state: Robj,
     submit: Robj,
     wait: Robj,
     cancel: Robj,
     stop: Robj,
-    /// Tool name of each running task.
+    /// Tool name of each task handed to mirai.
     running: HashMap<TaskId, String>,
+    /// How many tasks may be handed to mirai at once.
+    slots: usize,
+    /// Calls waiting for a slot: ids in order (ids of calls cancelled
+    /// meanwhile are skipped), the calls by id, and their bytes.
+    queue: VecDeque<TaskId>,
+    queued: HashMap<TaskId, Queued>,
+    queued_bytes: usize,
+    /// A call that could not be handed to mirai, to report at the next poll.
+    failed: VecDeque<(TaskId, Finished<Sx>)>,
+    /// Whether R has cancelled calls whose grace has not run out.
+    reaping: bool,
+    /// Whether the queue is full (said once on stderr each time it fills).
+    full: bool,
     next: TaskId,
     stopped: bool,
     /// The doorbell's write end, until the core takes it as its waker.
-    bell: Option<TcpStream>,
+    bell: Option<LocalStream>,
     /// Whether R's side of the doorbell still works (from each wait).
     bell_ok: bool,
+    /// Where the daemons' socket, the doorbell and the daemons' temporary
+    /// files are; removed (dropped) after `stop`.
+    _dir: PrivateDir,
 }
 
 fn function(list: &Robj, name: &str) -> std::result::Result<Robj, String> {
@@ -60,21 +102,32 @@ impl WorkerHost {
     pub fn start(workers: &Robj) -> std::result::Result<WorkerHost, String> {
         let config = field(&Sx::borrowed(workers), "config").map(|c| c.robj()).unwrap_or_else(|| ().into());
         let start = function(workers, "start")?;
-        let state = ffi::call(&start, &[&config]).map_err(|e| format!("cannot start the workers: {e}"))?;
+        let dir = PrivateDir::create("mcplite-")
+            .map_err(|e| format!("cannot start the workers: cannot create a private directory: {e}"))?;
+        let dir_r = ffi::string(&dir.path().to_string_lossy()).map_err(|e| e.to_string())?;
+        let state = ffi::call(&start, &[&config, &dir_r]).map_err(|e| format!("cannot start the workers: {e}"))?;
         if let Some(message) = string1(&Sx::borrowed(&state)) {
             return Err(format!("cannot start the workers: {message}"));
         }
         let mut host = WorkerHost {
-            state,
+            state: state.clone(),
             submit: function(workers, "submit")?,
             wait: function(workers, "wait")?,
             cancel: function(workers, "cancel")?,
             stop: function(workers, "stop")?,
             running: HashMap::new(),
+            slots: slots_of(&state),
+            queue: VecDeque::new(),
+            queued: HashMap::new(),
+            queued_bytes: 0,
+            failed: VecDeque::new(),
+            reaping: false,
+            full: false,
             next: 0,
             stopped: false,
             bell: None,
             bell_ok: false,
+            _dir: dir,
         };
         match host.open_bell(&function(workers, "bell")?) {
             Ok(stream) => {
@@ -88,36 +141,22 @@ impl WorkerHost {
         Ok(host)
     }
 
-    /// Sets up the doorbell: listen on a loopback port, have R dial it and
-    /// send the token, accept that connection (only one that sends the
-    /// token: another local process that connects first is dropped).
-    fn open_bell(&self, bell: &Robj) -> std::result::Result<TcpStream, String> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| format!("cannot listen: {e}"))?;
-        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-        let token = bell_token();
-        let port_r = ffi::integer(i32::from(port)).map_err(|e| e.to_string())?;
+    /// Sets up the doorbell: listen in the private directory (a loopback
+    /// port on Windows), have R dial it and send the token, accept that
+    /// connection (only one that sends the token).
+    fn open_bell(&self, bell: &Robj) -> std::result::Result<LocalStream, String> {
+        let listener = LocalListener::bind(&self._dir, "bell").map_err(|e| format!("cannot listen: {e}"))?;
+        let token = platform::random_token();
+        let url_r = ffi::string(listener.url()).map_err(|e| e.to_string())?;
         let token_r = ffi::string(&token).map_err(|e| e.to_string())?;
         // The connection and the token wait in the kernel until accepted.
-        let dialled = ffi::call(bell, &[&self.state, &port_r, &token_r]).map_err(|e| e.to_string())?;
+        let dialled = ffi::call(bell, &[&self.state, &url_r, &token_r]).map_err(|e| e.to_string())?;
         if flag1(&Sx::borrowed(&dialled)) != Some(true) {
             return Err(string1(&Sx::borrowed(&dialled)).unwrap_or_else(|| "R could not dial".into()));
         }
-        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        let deadline = Instant::now() + BELL_SETUP;
-        while Instant::now() < deadline {
-            match listener.accept() {
-                Ok((stream, _)) => {
-                    if read_token(&stream, deadline).as_deref() == Some(token.as_bytes()) {
-                        stream.set_nonblocking(true).map_err(|e| e.to_string())?;
-                        let _ = stream.set_nodelay(true);
-                        return Ok(stream);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(1)),
-                Err(e) => return Err(format!("cannot accept: {e}")),
-            }
-        }
-        Err("R's connection did not arrive".into())
+        listener
+            .accept_token(token.as_bytes(), Instant::now() + BELL_SETUP, BELL_TOKEN_WAIT)
+            .map_err(|e| format!("R's connection did not arrive: {e}"))
     }
 
     /// Stop calls still running and the daemons mcplite started.
@@ -125,6 +164,9 @@ impl WorkerHost {
         if !self.stopped {
             self.stopped = true;
             self.running.clear();
+            self.queue.clear();
+            self.queued.clear();
+            self.queued_bytes = 0;
             let _ = ffi::call(&self.stop, &[&self.state]);
         }
     }
@@ -137,11 +179,68 @@ impl WorkerHost {
         if field(&sx, "bell").and_then(|b| flag1(&b)) != Some(true) {
             self.bell_ok = false;
         }
+        self.reaping = field(&sx, "reaping").and_then(|b| flag1(&b)) == Some(true);
         let id = field(&sx, "id").and_then(|i| string1(&i))?;
         let outcome = field(&sx, "outcome").map(|o| o.robj()).unwrap_or_else(|| ().into());
         let task: TaskId = id.parse().ok()?;
         let name = self.running.remove(&task).unwrap_or_default();
         Some((task, read_outcome(outcome, &name)))
+    }
+}
+
+impl WorkerHost {
+    /// Hand one call to mirai.
+    fn send(&mut self, task: TaskId, call: Queued) -> std::result::Result<(), Finished<Sx>> {
+        let name = call.name.as_str();
+        let doc = match call.arguments.map(Doc::parse).transpose() {
+            Ok(doc) => doc,
+            Err(e) => return Err(Finished::Failed(format!("Tool {name} could not be sent to a worker: {e}"))),
+        };
+        let args = call_arguments(name, doc.as_ref().map(|d| d.root()))?;
+        let sent = (|| {
+            let traceparent = match call.traceparent.as_deref() {
+                Some(t) => ffi::string(t)?,
+                None => Robj::from(()),
+            };
+            let id = ffi::string(&task.to_string())?;
+            let name_r = ffi::string(name)?;
+            ffi::call(&self.submit, &[&self.state, &id, &name_r, &args, &traceparent])
+        })();
+        match sent {
+            Ok(r) if flag1(&Sx::borrowed(&r)) == Some(true) => {
+                self.running.insert(task, call.name);
+                Ok(())
+            }
+            Ok(r) => Err(Finished::Failed(
+                string1(&Sx::borrowed(&r)).unwrap_or_else(|| format!("Tool {name} could not be sent to a worker.")),
+            )),
+            Err(e) => Err(Finished::Failed(format!("Tool {name} could not be sent to a worker: {e}"))),
+        }
+    }
+
+    /// Hand queued calls to mirai while slots are free.
+    fn send_queued(&mut self) {
+        while self.running.len() < self.slots {
+            let Some(task) = self.queue.pop_front() else { return };
+            let Some(call) = self.queued.remove(&task) else { continue };
+            self.queued_bytes -= call.bytes();
+            if let Err(failed) = self.send(task, call) {
+                self.failed.push_back((task, failed));
+            }
+            if self.full && self.accepts_calls() {
+                self.full = false;
+            }
+        }
+    }
+}
+
+/// How many calls at once the workers take: `slots` of the state R made
+/// (the number of daemons of ours, or a bound for the script's own).
+fn slots_of(state: &Robj) -> usize {
+    let slots = state.as_environment().and_then(|env| env.local(sym!(slots)).ok()).and_then(|s| s.as_real());
+    match slots {
+        Some(n) if n >= 1.0 => n as usize,
+        _ => 1,
     }
 }
 
@@ -156,36 +255,50 @@ impl ToolHost for WorkerHost {
     type Value = Sx;
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
-        let name = tool.def.name.as_str();
-        let args = match call_arguments(name, arguments) {
-            Ok(args) => args,
-            Err(failed) => return Started::Done(failed),
-        };
         self.next += 1;
         let task = self.next;
-        let sent = (|| {
-            let traceparent = match cx.traceparent.as_deref() {
-                Some(t) => ffi::string(t)?,
-                None => Robj::from(()),
+        let call = Queued {
+            name: tool.def.name.clone(),
+            arguments: arguments.map(|a| a.raw().to_vec()),
+            traceparent: cx.traceparent,
+        };
+        if self.queue.is_empty() && self.running.len() < self.slots {
+            return match self.send(task, call) {
+                Ok(()) => Started::Running(task),
+                Err(failed) => Started::Done(failed),
             };
-            let id = ffi::string(&task.to_string())?;
-            let name_r = ffi::string(name)?;
-            ffi::call(&self.submit, &[&self.state, &id, &name_r, &args, &traceparent])
-        })();
-        match sent {
-            Ok(r) if flag1(&Sx::borrowed(&r)) == Some(true) => {
-                self.running.insert(task, name.to_string());
-                Started::Running(task)
-            }
-            Ok(r) => Started::Done(Finished::Failed(
-                string1(&Sx::borrowed(&r)).unwrap_or_else(|| format!("Tool {name} could not be sent to a worker.")),
-            )),
-            Err(e) => Started::Done(Finished::Failed(format!("Tool {name} could not be sent to a worker: {e}"))),
         }
+        self.queued_bytes += call.bytes();
+        self.queued.insert(task, call);
+        self.queue.push_back(task);
+        if !self.accepts_calls() && !self.full {
+            self.full = true;
+            diag(&format!(
+                "mcplite: {} calls ({} MB of arguments) are waiting for a worker; the server reads no more input until calls finish.",
+                self.queued.len(),
+                self.queued_bytes >> 20
+            ));
+        }
+        Started::Running(task)
     }
 
     fn poll(&mut self, wait: Duration) -> Option<(TaskId, Finished<Sx>)> {
-        self.finished(wait)
+        self.send_queued();
+        if let Some(failed) = self.failed.pop_front() {
+            return Some(failed);
+        }
+        let done = self.finished(wait);
+        // A slot is free: the next call goes now, not at the next poll.
+        self.send_queued();
+        done
+    }
+
+    fn accepts_calls(&self) -> bool {
+        self.queued.len() < MAX_QUEUED_CALLS && self.queued_bytes < MAX_QUEUED_BYTES
+    }
+
+    fn has_timers(&self) -> bool {
+        self.reaping
     }
 
     fn input_waker(&mut self) -> Option<InputWaker> {
@@ -203,9 +316,20 @@ impl ToolHost for WorkerHost {
     }
 
     fn cancel(&mut self, task: TaskId) {
+        if let Some(call) = self.queued.remove(&task) {
+            self.queued_bytes -= call.bytes();
+            // Its id stays in the queue until reached; drop such ids once
+            // they outnumber the calls, so the queue stays bounded.
+            if self.queue.len() > 2 * self.queued.len() + 64 {
+                let queued = &self.queued;
+                self.queue.retain(|t| queued.contains_key(t));
+            }
+            return;
+        }
         if self.running.remove(&task).is_some() {
             if let Ok(id) = ffi::string(&task.to_string()) {
                 let _ = ffi::call(&self.cancel, &[&self.state, &id]);
+                self.reaping = true;
             }
         }
     }
@@ -213,27 +337,4 @@ impl ToolHost for WorkerHost {
     fn stop_requests(&self) -> StopRequests {
         crate::serve::stop_requests()
     }
-}
-
-/// 32 hex digits no other process can guess: std's per-process random hash
-/// keys (no RNG crate, and R's RNG is the user's).
-fn bell_token() -> String {
-    let mut out = String::new();
-    for i in 0..2u8 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u8(i);
-        out.push_str(&format!("{:016x}", h.finish()));
-    }
-    out
-}
-
-/// The first 32 bytes a connection sends, read before `deadline`.
-fn read_token(stream: &TcpStream, deadline: Instant) -> Option<Vec<u8>> {
-    stream.set_nonblocking(false).ok()?;
-    let left = deadline.checked_duration_since(Instant::now())?;
-    stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))).ok()?;
-    let mut buf = vec![0u8; 32];
-    (&*stream).read_exact(&mut buf).ok()?;
-    stream.set_read_timeout(None).ok()?;
-    Some(buf)
 }

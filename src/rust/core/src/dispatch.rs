@@ -207,6 +207,18 @@ pub trait ToolHost {
     fn wakes_on_input(&self) -> bool {
         false
     }
+    /// Whether the host can take more calls now. While it cannot (its queue
+    /// is full), serving reads no more input (the reader thread then stops
+    /// and the client's pipe fills) and waits in [`ToolHost::poll`].
+    fn accepts_calls(&self) -> bool {
+        true
+    }
+    /// Whether [`ToolHost::poll`] has something to do at a time of its own
+    /// even with no call running (a cancelled call's grace period to act
+    /// on): serving then keeps polling while idle.
+    fn has_timers(&self) -> bool {
+        false
+    }
 }
 
 /// See [`ToolHost::input_waker`]: called from the input reader's thread.

@@ -10,13 +10,14 @@
 //! thread (the R thread); a host that runs tools elsewhere (workers) answers
 //! them as they finish.
 
+use crate::dispatch::TaskId;
 use crate::dispatch::{
     stopped_message, Answer, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Write};
 use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -69,12 +70,83 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
     msg.param(crate::wire::REQUEST_ID).and_then(IdKey::of)
 }
 
+/// How many bytes of lines the reader thread may hold ahead of the handler
+/// (besides [`READ_AHEAD`] lines): a line longer than this is still read,
+/// alone.
+pub const READ_AHEAD_BYTES: usize = 16 << 20;
+
+/// The bytes of the lines read ahead and not yet taken, shared by the
+/// reader (which waits while they exceed [`READ_AHEAD_BYTES`]) and the
+/// handler (which takes lines, or is gone).
+#[derive(Default)]
+struct Budget {
+    state: Mutex<(usize, bool)>,
+    freed: std::sync::Condvar,
+}
+
+impl Budget {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reader: wait until `n` more bytes fit (always, when nothing is held);
+    /// false once the handler is gone.
+    fn take(&self, n: usize) -> bool {
+        let mut g = self.lock();
+        while !g.1 && g.0 > 0 && g.0 + n > READ_AHEAD_BYTES {
+            g = self.freed.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        g.0 += n;
+        !g.1
+    }
+
+    fn give(&self, n: usize) {
+        let mut g = self.lock();
+        g.0 = g.0.saturating_sub(n);
+        self.freed.notify_all();
+    }
+
+    fn close(&self) {
+        self.lock().1 = true;
+        self.freed.notify_all();
+    }
+}
+
+/// The handler's end of the reader thread's channel.
+struct Lines {
+    rx: mpsc::Receiver<(usize, io::Result<Incoming>)>,
+    budget: Arc<Budget>,
+}
+
+impl Lines {
+    fn took(&self, (n, item): (usize, io::Result<Incoming>)) -> io::Result<Incoming> {
+        self.budget.give(n);
+        item
+    }
+
+    fn try_recv(&self) -> Result<io::Result<Incoming>, TryRecvError> {
+        self.rx.try_recv().map(|x| self.took(x))
+    }
+
+    fn recv_timeout(&self, wait: Duration) -> Result<io::Result<Incoming>, RecvTimeoutError> {
+        self.rx.recv_timeout(wait).map(|x| self.took(x))
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        self.budget.close();
+    }
+}
+
 fn spawn_reader<R: BufRead + Send + 'static>(
     input: R,
     cancelled: Cancelled,
     waker: Option<InputWaker>,
-) -> io::Result<mpsc::Receiver<io::Result<Incoming>>> {
-    let (tx, rx) = mpsc::sync_channel::<io::Result<Incoming>>(READ_AHEAD);
+) -> io::Result<Lines> {
+    let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<Incoming>)>(READ_AHEAD);
+    let budget = Arc::new(Budget::default());
+    let reader_budget = Arc::clone(&budget);
     std::thread::Builder::new().name("mcplite-stdin".into()).spawn(move || {
         let wake = || {
             if let Some(w) = &waker {
@@ -83,10 +155,10 @@ fn spawn_reader<R: BufRead + Send + 'static>(
         };
         let mut reader = LineReader::new(input);
         loop {
-            let item = match reader.next_line() {
-                Ok(Some(line)) => Ok(envelope::classify(line.to_vec())),
+            let (n, item) = match reader.next_line() {
+                Ok(Some(line)) => (line.len(), Ok(envelope::classify(line.to_vec()))),
                 Ok(None) => break,
-                Err(e) => Err(e),
+                Err(e) => (0, Err(e)),
             };
             if let Ok(Incoming::Notification(msg)) = &item {
                 if let Some(key) = cancellation_of(msg) {
@@ -94,7 +166,7 @@ fn spawn_reader<R: BufRead + Send + 'static>(
                 }
             }
             let stop = item.is_err();
-            let sent = tx.send(item).is_ok();
+            let sent = reader_budget.take(n) && tx.send((n, item)).is_ok();
             wake();
             if !sent || stop {
                 break;
@@ -104,7 +176,7 @@ fn spawn_reader<R: BufRead + Send + 'static>(
         drop(tx);
         wake();
     })?;
-    Ok(rx)
+    Ok(Lines { rx, budget })
 }
 
 /// A call running on a worker, with its open span.
@@ -121,7 +193,10 @@ pub struct Session<'a, W: Write, H: ToolHost> {
     host: &'a mut H,
     telemetry: &'a mut Telemetry,
     cancelled: Cancelled,
-    running: Vec<Running>,
+    /// Calls running (or queued) on workers, by task, and the task of each
+    /// request id: each message costs the same however many there are.
+    running: HashMap<TaskId, Running>,
+    task_of: HashMap<IdKey, TaskId>,
     /// Winding down was cut short: tool calls are answered without running.
     refuse_calls: bool,
 }
@@ -135,7 +210,8 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             host,
             telemetry,
             cancelled: Arc::new(Mutex::new(HashSet::new())),
-            running: Vec::new(),
+            running: HashMap::new(),
+            task_of: HashMap::new(),
             refuse_calls: false,
         }
     }
@@ -162,11 +238,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                     // In order now: an earlier request with this id was
                     // answered, dropped, or is running on a worker.
                     lock(&self.cancelled).remove(&key);
-                    if let Some(pos) = self.running.iter().position(|r| r.pending.id.key() == &key) {
-                        let r = self.running.swap_remove(pos);
-                        self.host.cancel(r.pending.task);
-                        self.telemetry.end(r.span, &Facts { version: Some(r.pending.version), ..Default::default() });
-                    }
+                    self.cancel_running(&key);
                 }
                 let facts = Facts { version: self.server.version_hint(&msg), ..Default::default() };
                 self.telemetry.end(span, &facts);
@@ -184,17 +256,54 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 };
                 match reply {
                     Reply::Answer(answer) => self.deliver(span, msg.id.as_ref(), answer),
-                    Reply::Pending(pending) => self.running.push(Running { pending, span }),
+                    Reply::Pending(pending) => {
+                        let task = pending.task;
+                        self.task_of.insert(pending.id.key().clone(), task);
+                        self.running.insert(task, Running { pending, span });
+                    }
                 }
             }
         }
     }
 
+    /// Stop the running call with this request id, if there is one: nothing
+    /// is answered for it.
+    fn cancel_running(&mut self, key: &IdKey) {
+        let Some(task) = self.task_of.remove(key) else { return };
+        if let Some(r) = self.running.remove(&task) {
+            self.host.cancel(task);
+            self.telemetry.end(r.span, &Facts { version: Some(r.pending.version), ..Default::default() });
+        }
+    }
+
+    /// While input waits (the host's queue is full), cancellations the
+    /// reader has already seen stop their calls now rather than when they
+    /// are reached in order: a client can still free the workers.
+    fn cancel_early(&mut self) {
+        let keys: Vec<IdKey> = {
+            let set = lock(&self.cancelled);
+            if set.is_empty() {
+                return;
+            }
+            set.iter().filter(|k| self.task_of.contains_key(*k)).cloned().collect()
+        };
+        for key in keys {
+            self.cancel_running(&key);
+        }
+    }
+
+    fn take_running(&mut self, task: TaskId) -> Option<Running> {
+        let r = self.running.remove(&task)?;
+        if self.task_of.get(r.pending.id.key()) == Some(&task) {
+            self.task_of.remove(r.pending.id.key());
+        }
+        Some(r)
+    }
+
     /// Answer a call that finished on a worker, if one has.
     fn poll(&mut self, wait: Duration) -> bool {
         let Some((task, finished)) = self.host.poll(wait) else { return false };
-        if let Some(pos) = self.running.iter().position(|r| r.pending.task == task) {
-            let r = self.running.swap_remove(pos);
+        if let Some(r) = self.take_running(task) {
             let answer = self.server.finish(&r.pending.id, r.pending.version, &r.pending.tool, finished);
             self.deliver(r.span, Some(&r.pending.id), answer);
         }
@@ -233,7 +342,8 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
     /// Stop waiting for calls still running (winding down took too long or
     /// was cut short): each gets the tool error saying the server stopped.
     fn abandon_running(&mut self) {
-        for r in std::mem::take(&mut self.running) {
+        self.task_of.clear();
+        for (_, r) in std::mem::take(&mut self.running) {
             self.host.cancel(r.pending.task);
             let failed = Finished::<H::Value>::Failed(stopped_message(&r.pending.tool, true));
             let answer = self.server.finish(&r.pending.id, r.pending.version, &r.pending.tool, failed);
@@ -319,7 +429,23 @@ where
             }
             continue;
         }
-        if !s.running.is_empty() && s.host.wakes_on_input() {
+        // Work on workers to watch: calls running or queued there, or the
+        // host's own timers (a cancelled call's grace).
+        let watching = !s.running.is_empty() || s.host.has_timers();
+        if !s.host.accepts_calls() {
+            // The host's queue is full: read nothing more until a call ends
+            // (the reader thread stops once its channel is full, then the
+            // client's pipe fills). Cancellations already read still count.
+            s.cancel_early();
+            let wait = if s.host.wakes_on_input() { IDLE_TICK } else { look };
+            if s.poll(wait) {
+                look = WORKER_LOOK_MIN;
+            } else {
+                look = (look * 2).min(WORKER_LOOK_MAX);
+            }
+            continue;
+        }
+        if watching && s.host.wakes_on_input() {
             // The host's wait ends when a call finishes or the reader has
             // news, so serving waits there (bounded, to look at stop
             // requests) rather than here.
@@ -338,18 +464,18 @@ where
             continue;
         }
         // Answers that are ready go first.
-        if !s.running.is_empty() && s.poll(Duration::ZERO) {
+        if watching && s.poll(Duration::ZERO) {
             look = WORKER_LOOK_MIN;
             continue;
         }
-        let wait = if s.running.is_empty() { IDLE_TICK } else { look };
+        let wait = if watching { look } else { IDLE_TICK };
         match rx.recv_timeout(wait) {
             Ok(item) => {
                 s.process(item?);
                 look = WORKER_LOOK_MIN;
             }
             Err(RecvTimeoutError::Timeout) => {
-                if !s.running.is_empty() {
+                if watching {
                     look = (look * 2).min(WORKER_LOOK_MAX);
                 }
             }

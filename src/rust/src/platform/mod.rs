@@ -101,6 +101,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// Private directories and local sockets for processes the server starts.
+mod private;
+pub use private::{random_token, LocalListener, LocalStream, PrivateDir};
+
+/// When process `pid` started, in the OS's own unit: with the pid, it names
+/// one process for good (a pid is reused, never with the same start).
+/// `None` if there is no such process, or the OS gives no start time here.
+pub fn process_start(pid: u32) -> Option<u64> {
+    imp::process_start(pid)
+}
+
+/// Kill `pid` (SIGKILL; Windows: TerminateProcess) if it is still the
+/// process that started at `start` (with `None`, whatever process has the
+/// pid). `Ok(false)` when it is gone or is another process.
+pub fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
+    imp::kill_process(pid, start)
+}
+
 /// Stop requests: signals and console events while serving.
 mod stop;
 pub use stop::{stop_requests, ForTool, StopSignals};

@@ -355,6 +355,7 @@ pub(super) fn write_when_ready(file: &File, buf: &[u8], wait: std::time::Duratio
         Err(e) => Err(e),
     }
 }
+
 pub(super) fn os_string<E>(
     native: impl FnOnce() -> Result<Vec<u8>, E>,
     _utf8: impl FnOnce() -> Result<String, E>,
@@ -430,4 +431,137 @@ pub(super) fn open_files() -> Vec<PathBuf> {
 
 pub(super) fn os_text(s: &OsStr) -> super::OsText {
     super::OsText::Native(s.as_bytes().to_vec())
+}
+
+// ---- private directories and local sockets (private.rs) ---------------------
+
+/// Where private directories go: the temporary directory, then /tmp (for
+/// when the first is too long for socket paths).
+pub(super) fn temp_bases() -> Vec<std::path::PathBuf> {
+    let mut bases = vec![std::env::temp_dir()];
+    let tmp = std::path::PathBuf::from("/tmp");
+    if bases[0] != tmp {
+        bases.push(tmp);
+    }
+    bases
+}
+
+/// mkdir with mode 0700 (never over an existing path or link), then check
+/// what was made: a directory, not a link, owned by this user, open to no
+/// one else (a umask can only remove bits).
+pub(super) fn create_private_dir(path: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    std::fs::DirBuilder::new().mode(0o700).create(path)?;
+    let meta = std::fs::symlink_metadata(path)?;
+    // SAFETY: geteuid() has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !meta.file_type().is_dir() || meta.uid() != me || meta.mode() & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not a private directory of this user", path.display()),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) type LocalListener = std::os::unix::net::UnixListener;
+pub(super) type LocalStream = std::os::unix::net::UnixStream;
+
+pub(super) fn local_listen(dir: &std::path::Path, name: &str) -> io::Result<(LocalListener, String)> {
+    let path = dir.join(name);
+    let listener = LocalListener::bind(&path)?;
+    Ok((listener, format!("ipc://{}", path.display())))
+}
+
+// ---- process identity (a pid and when its process started) ------------------
+
+/// When `pid` started: clock ticks since boot (/proc/<pid>/stat, field 22).
+#[cfg(target_os = "linux")]
+pub(super) fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: the
+    // fields after it start after its last ')'. Field 3 is index 0 there.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// When `pid` started: microseconds since the epoch (proc_pidinfo).
+#[cfg(target_os = "macos")]
+pub(super) fn process_start(pid: u32) -> Option<u64> {
+    let pid = libc::c_int::try_from(pid).ok()?;
+    // SAFETY: an all-zero proc_bsdinfo is a valid value of this plain C
+    // struct; proc_pidinfo writes at most `size` bytes into it.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+    // SAFETY: the buffer is `info`, `size` bytes long.
+    let got =
+        unsafe { libc::proc_pidinfo(pid, libc::PROC_PIDTBSDINFO, 0, &mut info as *mut _ as *mut libc::c_void, size) };
+    if got != size {
+        return None;
+    }
+    Some(info.pbi_start_tvsec.saturating_mul(1_000_000).saturating_add(info.pbi_start_tvusec))
+}
+
+/// Elsewhere the start time is not read: the caller falls back to the pid.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub(super) fn process_start(_pid: u32) -> Option<u64> {
+    None
+}
+
+/// SIGKILL `pid` if it is still the process that started at `start`.
+/// Linux: through a pidfd, which pins the process from before the check to
+/// the signal, so a pid reused in between is never signalled.
+#[cfg(target_os = "linux")]
+pub(super) fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
+    let raw = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: pidfd_open(pid, 0) takes two integers; on success the new
+    // descriptor is ours (and close-on-exec).
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw, 0) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOSYS) {
+            return kill_checked(pid, start);
+        }
+        return if e.raw_os_error() == Some(libc::ESRCH) { Ok(false) } else { Err(e) };
+    }
+    // SAFETY: `fd` is an open descriptor nothing else owns.
+    let pidfd = unsafe { File::from_raw_fd(fd as libc::c_int) };
+    if start.is_some() && process_start(pid) != start {
+        return Ok(false);
+    }
+    // SAFETY: pidfd_send_signal(fd, sig, NULL, 0) on a pidfd we hold.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.raw_os_error() == Some(libc::ESRCH) { Ok(false) } else { Err(e) };
+    }
+    Ok(true)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
+    kill_checked(pid, start)
+}
+
+/// Check the start time, then kill(): a pid reused between the two (a
+/// window of microseconds) would be signalled.
+fn kill_checked(pid: u32, start: Option<u64>) -> io::Result<bool> {
+    let raw = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    if start.is_some() && process_start(pid) != start {
+        return Ok(false);
+    }
+    // SAFETY: kill() takes two integers and reports failure in errno.
+    if unsafe { libc::kill(raw, libc::SIGKILL) } < 0 {
+        let e = io::Error::last_os_error();
+        return if e.raw_os_error() == Some(libc::ESRCH) { Ok(false) } else { Err(e) };
+    }
+    Ok(true)
 }

@@ -451,3 +451,115 @@ pub(super) fn open_files() -> Vec<PathBuf> {
 pub(super) fn os_text(s: &OsStr) -> super::OsText {
     super::OsText::Utf8(s.to_string_lossy().into_owned())
 }
+
+// ---- private directories and local sockets (private.rs) ---------------------
+
+/// Where private directories go: the user's temporary folder.
+pub(super) fn temp_bases() -> Vec<std::path::PathBuf> {
+    vec![std::env::temp_dir()]
+}
+
+/// A new directory (never over an existing path), checked to be a directory
+/// and not a link. It has the permissions it inherits from the temporary
+/// folder (a user's own, by default); no ACL of its own.
+pub(super) fn create_private_dir(path: &std::path::Path) -> io::Result<()> {
+    std::fs::create_dir(path)?;
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.file_type().is_dir() {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("{} is not a directory", path.display())));
+    }
+    Ok(())
+}
+
+pub(super) type LocalListener = std::net::TcpListener;
+pub(super) type LocalStream = std::net::TcpStream;
+
+/// std has no named pipes: loopback TCP, which any local user can reach (the
+/// token the caller checks is what keeps others out).
+pub(super) fn local_listen(_dir: &std::path::Path, _name: &str) -> io::Result<(LocalListener, String)> {
+    let listener = LocalListener::bind(("127.0.0.1", 0))?;
+    let port = listener.local_addr()?.port();
+    Ok((listener, format!("tcp://127.0.0.1:{port}")))
+}
+
+// ---- process identity (a pid and when its process started) ------------------
+
+const PROCESS_TERMINATE: u32 = 0x0001;
+const PROCESS_QUERY_LIMITED_INFORMATION: u32 = 0x1000;
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct FileTime {
+    low: u32,
+    high: u32,
+}
+
+#[link(name = "kernel32")]
+extern "system" {
+    fn OpenProcess(access: u32, inherit: i32, pid: u32) -> Handle;
+    fn GetProcessTimes(
+        process: Handle,
+        creation: *mut FileTime,
+        exit: *mut FileTime,
+        kernel: *mut FileTime,
+        user: *mut FileTime,
+    ) -> i32;
+    fn TerminateProcess(process: Handle, code: u32) -> i32;
+}
+
+/// An open process handle, closed when dropped.
+struct ProcessHandle(Handle);
+
+impl Drop for ProcessHandle {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from OpenProcess and is closed once.
+        unsafe {
+            CloseHandle(self.0);
+        }
+    }
+}
+
+fn open_process(pid: u32, access: u32) -> Option<ProcessHandle> {
+    // SAFETY: OpenProcess takes plain values and returns null on failure.
+    let h = unsafe { OpenProcess(access, 0, pid) };
+    if h.is_null() {
+        None
+    } else {
+        Some(ProcessHandle(h))
+    }
+}
+
+/// The creation time of an open process (100 ns units since 1601).
+fn creation_time(process: &ProcessHandle) -> Option<u64> {
+    let (mut creation, mut exit, mut kernel, mut user) = Default::default();
+    // SAFETY: four FILETIME out-pointers to locals, and a handle with
+    // PROCESS_QUERY_LIMITED_INFORMATION.
+    let ok = unsafe { GetProcessTimes(process.0, &mut creation, &mut exit, &mut kernel, &mut user) };
+    let creation: FileTime = creation;
+    if ok == 0 {
+        None
+    } else {
+        Some((u64::from(creation.high) << 32) | u64::from(creation.low))
+    }
+}
+
+pub(super) fn process_start(pid: u32) -> Option<u64> {
+    creation_time(&open_process(pid, PROCESS_QUERY_LIMITED_INFORMATION)?)
+}
+
+/// Terminate `pid` if it is still the process created at `start`: the
+/// handle pins the process from the check to the termination.
+pub(super) fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
+    let process = match open_process(pid, PROCESS_TERMINATE | PROCESS_QUERY_LIMITED_INFORMATION) {
+        Some(p) => p,
+        None => return Ok(false),
+    };
+    if start.is_some() && creation_time(&process) != start {
+        return Ok(false);
+    }
+    // SAFETY: a handle opened with PROCESS_TERMINATE.
+    if unsafe { TerminateProcess(process.0, 1) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(true)
+}

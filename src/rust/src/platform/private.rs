@@ -1,0 +1,149 @@
+//! A directory only this user can enter, for the local sockets and temporary
+//! files of processes the server starts (its workers): the file system keeps
+//! every other local user out of what is inside, so a socket there accepts
+//! only this user's processes. On Windows the directory has the default
+//! permissions of its parent (a user's temporary folder), and local sockets
+//! there are named pipes or loopback TCP, which the directory cannot guard
+//! (see `?mcp_server`).
+
+use super::imp;
+use std::hash::{BuildHasher, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The longest name a caller puts inside the directory (a socket's file
+/// name): the directory is chosen so that its path with such a name fits in
+/// a Unix socket address (`sun_path`: 104 bytes on macOS, 108 on Linux).
+pub const NAME_ROOM: usize = 16;
+const SOCKET_PATH_MAX: usize = 103;
+
+/// 32 hex digits no other process can guess: std's per-process random hash
+/// keys (no RNG crate, and R's RNG is the user's).
+pub fn random_token() -> String {
+    let mut out = String::new();
+    for i in 0..2u8 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u8(i);
+        out.push_str(&format!("{:016x}", h.finish()));
+    }
+    out
+}
+
+/// A fresh directory that only this user can enter (mode 0700 on unix),
+/// created under the temporary directory (`TMPDIR`), or under /tmp when that
+/// path is too long for sockets inside it. Removed with everything in it
+/// when dropped, unless [`PrivateDir::keep`] hands it over.
+pub struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    /// Create `<temp>/<prefix><16 hex digits>`. Fails rather than use a
+    /// directory that already exists, is a link, or is not this user's.
+    pub fn create(prefix: &str) -> io::Result<PrivateDir> {
+        let mut last = io::Error::new(io::ErrorKind::Other, "no temporary directory is short enough for local sockets");
+        for base in imp::temp_bases() {
+            for _ in 0..8 {
+                let name = format!("{prefix}{}", &random_token()[..16]);
+                let path = base.join(name);
+                if path.as_os_str().len() + 1 + NAME_ROOM > SOCKET_PATH_MAX {
+                    break;
+                }
+                match imp::create_private_dir(&path) {
+                    Ok(()) => return Ok(PrivateDir { path }),
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = e,
+                    Err(e) => {
+                        last = e;
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path, no longer removed when this is dropped: the caller removes it.
+    pub fn keep(self) -> PathBuf {
+        let path = self.path.clone();
+        std::mem::forget(self);
+        path
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        // remove_dir_all does not follow symbolic links inside.
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A listener for local connections from this user's processes: unix, a
+/// Unix socket `name` inside a [`PrivateDir`]; Windows, loopback TCP (std
+/// has no named pipes), which every local user can reach.
+pub struct LocalListener {
+    listener: imp::LocalListener,
+    url: String,
+}
+
+/// One accepted connection of a [`LocalListener`].
+pub type LocalStream = imp::LocalStream;
+
+impl LocalListener {
+    /// `name` is at most [`NAME_ROOM`] bytes.
+    pub fn bind(dir: &PrivateDir, name: &str) -> io::Result<LocalListener> {
+        let (listener, url) = imp::local_listen(dir.path(), name)?;
+        listener.set_nonblocking(true)?;
+        Ok(LocalListener { listener, url })
+    }
+
+    /// The address, as nanonext's `stream(dial = )` takes it.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The first connection before `deadline` that sends `token` within
+    /// `per_connection` of being accepted (one that stays silent is dropped
+    /// then, so it cannot hold the wait up), set non-blocking.
+    pub fn accept_token(&self, token: &[u8], deadline: Instant, per_connection: Duration) -> io::Result<LocalStream> {
+        while Instant::now() < deadline {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    let until = deadline.min(Instant::now() + per_connection);
+                    if read_exactly(&stream, token.len(), until).as_deref() == Some(token) {
+                        stream.set_nonblocking(true)?;
+                        return Ok(stream);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(1)),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(io::ErrorKind::TimedOut, "the connection did not arrive"))
+    }
+}
+
+/// The first `n` bytes a connection sends, read before `deadline`.
+fn read_exactly(stream: &LocalStream, n: usize, deadline: Instant) -> Option<Vec<u8>> {
+    use std::io::Read;
+    stream.set_nonblocking(false).ok()?;
+    let mut buf = vec![0u8; n];
+    let mut got = 0;
+    let mut reader = stream;
+    while got < n {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))).ok()?;
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => return None,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    stream.set_read_timeout(None).ok()?;
+    Some(buf)
+}

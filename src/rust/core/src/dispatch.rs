@@ -318,31 +318,6 @@ fn error_answer(id: &RequestId, version: Option<VersionIndex>, err: RpcError) ->
     }
 }
 
-/// Tool names used more than once, and by which tools (1-based, as R counts):
-/// the one rule `Server::new` and R's `mcp_server()` apply.
-pub fn repeated_names(names: &[String]) -> Option<String> {
-    let mut seen: Vec<(&str, Vec<usize>)> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(names.len());
-    for (i, name) in names.iter().enumerate() {
-        match index.get(name.as_str()) {
-            Some(&k) => seen[k].1.push(i + 1),
-            None => {
-                index.insert(name, seen.len());
-                seen.push((name, vec![i + 1]));
-            }
-        }
-    }
-    let repeated: Vec<String> = seen
-        .iter()
-        .filter(|(_, at)| at.len() > 1)
-        .map(|(n, at)| {
-            let at: Vec<String> = at.iter().map(|i| i.to_string()).collect();
-            format!("`{n}` is used by tools {}", at.join(", "))
-        })
-        .collect();
-    (!repeated.is_empty()).then(|| format!("Tool names must be unique; {}.", repeated.join("; ")))
-}
-
 impl<F> Server<F> {
     pub fn new(
         tools: Vec<Tool<F>>,
@@ -355,7 +330,7 @@ impl<F> Server<F> {
             .map(|v| Value::Array(tools.iter().map(|t| project_tool(&t.def, v)).collect()).to_string())
             .collect();
         let names: Vec<String> = tools.iter().map(|t| t.def.name.clone()).collect();
-        if let Some(message) = repeated_names(&names) {
+        if let Some(message) = r::spec::repeated_names(&names) {
             return Err(message);
         }
         let by_name: HashMap<String, Tool<F>> = names.into_iter().zip(tools).collect();

@@ -2,12 +2,12 @@
 //! `mcp_server()`: plain snake_case lists) into [`ToolDef`]s. This is where
 //! R's names meet MCP's: `read_only_hint` becomes `readOnlyHint`, and so on.
 
-use super::author::Verdict;
 use super::fixed::{encode, encode_object, FixedError};
-use super::{describe, field, field_present, string1, Problem, RValue, VALUE};
+use super::{describe, field, field_present, string1, Problem, RValue, Verdict, VALUE};
 use crate::result::ToolDef;
 use crate::wire;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// Tool annotations: the R name and the MCP name of each.
 pub const ANNOTATIONS: [(&str, &str); 5] = [
@@ -183,6 +183,40 @@ pub fn read_tool<V: RValue>(spec: &V) -> Result<ToolDef, String> {
         meta,
         name,
     })
+}
+
+/// The tool-name rule of the 2025-11-25 specification: what `tool()`
+/// requires (through [`super::author`]) and what `mcp_check()` reports of any
+/// server.
+pub fn name_follows_spec(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+/// Tool names used more than once, and by which tools (1-based, as R counts):
+/// the one rule `Server::new` and R's `mcp_server()`
+/// apply (through [`super::author`]).
+pub fn repeated_names(names: &[String]) -> Option<String> {
+    let mut seen: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        match index.get(name.as_str()) {
+            Some(&k) => seen[k].1.push(i + 1),
+            None => {
+                index.insert(name, seen.len());
+                seen.push((name, vec![i + 1]));
+            }
+        }
+    }
+    let repeated: Vec<String> = seen
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(n, at)| {
+            let at: Vec<String> = at.iter().map(|i| i.to_string()).collect();
+            format!("`{n}` is used by tools {}", at.join(", "))
+        })
+        .collect();
+    (!repeated.is_empty()).then(|| format!("Tool names must be unique; {}.", repeated.join("; ")))
 }
 
 #[cfg(test)]

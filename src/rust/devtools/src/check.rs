@@ -6,8 +6,8 @@
 //! Every finding carries its severity, a one-line fix and, for rules that come
 //! from somewhere other than the MCP specification, its source.
 
-use crate::r::spec::name_follows_spec;
-use crate::wire;
+use mcplite_core::r::spec::name_follows_spec;
+use mcplite_core::wire;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 

@@ -17,7 +17,7 @@ use crate::ffi;
 use crate::host::{call_arguments, read_outcome, RFun};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, StopRequests, TaskId};
+use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, TaskId};
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
@@ -208,10 +208,6 @@ impl ToolHost for WorkerHost {
                 let _ = ffi::call(&self.cancel, &[&self.state, &id]);
             }
         }
-    }
-
-    fn stop_requests(&self) -> StopRequests {
-        crate::serve::stop_requests()
     }
 }
 

@@ -190,11 +190,6 @@ pub trait ToolHost {
     }
     /// Stop a running call; nothing is answered for it.
     fn cancel(&mut self, _task: TaskId) {}
-    /// The requests to stop (signals, console events) since serving began;
-    /// looked at between messages.
-    fn stop_requests(&self) -> StopRequests {
-        StopRequests::default()
-    }
     /// What the input reader calls after each line it reads (and when input
     /// ends), so a host that waits in [`ToolHost::poll`] on something of
     /// its own (workers' completion) also wakes for input. Taken once, when
@@ -212,7 +207,9 @@ pub trait ToolHost {
 /// See [`ToolHost::input_waker`]: called from the input reader's thread.
 pub type InputWaker = Box<dyn Fn() + Send>;
 
-/// Requests to stop serving since it began. The first request of any kind
+/// Requests to stop serving since it began (signals, console events): an
+/// input of the serve loop of its own ([`crate::serve::serve`]'s
+/// `stop_requests`), looked at between messages. The first request of any kind
 /// winds serving down as end of input does; a request to terminate that
 /// arrives while it winds down ends that at once (the usual SIGTERM after a
 /// SIGINT or an end of input, or a second SIGTERM). More interrupts change
@@ -244,10 +241,6 @@ impl<H: ToolHost> ToolHost for Stopped<'_, H> {
 
     fn call(&mut self, tool: &Tool<H::Fun>, _: Option<Val<'_>>, _: CallContext) -> Started<H::Value> {
         Started::Done(Finished::Failed(stopped_message(&tool.def.name, false)))
-    }
-
-    fn stop_requests(&self) -> StopRequests {
-        self.0.stop_requests()
     }
 }
 

@@ -5,6 +5,7 @@
 mod host;
 
 use host::{tool, TestHost, Watched};
+use mcplite_core::dispatch::StopRequests;
 use mcplite_core::rjson::Options;
 use mcplite_core::telemetry::Telemetry;
 use mcplite_core::{serve, Ending, Server, ServerInfo};
@@ -26,7 +27,9 @@ fn run_with(lines: &[&str], host: &mut TestHost) -> Vec<Value> {
     let input = lines.join("\n");
     let mut out = Vec::new();
     let input = std::io::BufReader::new(Watched::new(std::io::Cursor::new(input.into_bytes()), host));
-    let ending = serve(input, &mut out, &mut server, host, &mut Telemetry::from_provider(None)).unwrap();
+    let signals = host.signals.clone();
+    let ending =
+        serve(input, &mut out, &mut server, host, &|| signals.requests(), &mut Telemetry::from_provider(None)).unwrap();
     assert_eq!(ending, Ending::EndOfInput);
     let text = String::from_utf8(out).unwrap();
     assert!(text.is_empty() || text.ends_with('\n'));
@@ -402,8 +405,15 @@ fn serve_to_end<H: mcplite_core::ToolHost<Fun = &'static str>>(
     host: &mut H,
 ) -> (Vec<Value>, String) {
     let mut out = Vec::new();
-    let ending =
-        serve(std::io::BufReader::new(input), &mut out, server, host, &mut Telemetry::from_provider(None)).unwrap();
+    let ending = serve(
+        std::io::BufReader::new(input),
+        &mut out,
+        server,
+        host,
+        &StopRequests::default,
+        &mut Telemetry::from_provider(None),
+    )
+    .unwrap();
     assert_eq!(ending, Ending::EndOfInput);
     let text = String::from_utf8(out).unwrap();
     let ids = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
@@ -475,9 +485,16 @@ fn serve_open(
     };
     let mut out = Vec::new();
     let start = Instant::now();
-    let ending =
-        serve(std::io::BufReader::new(input), &mut out, &mut server, host, &mut Telemetry::from_provider(None))
-            .unwrap();
+    let signals = host.signals.clone();
+    let ending = serve(
+        std::io::BufReader::new(input),
+        &mut out,
+        &mut server,
+        host,
+        &|| signals.requests(),
+        &mut Telemetry::from_provider(None),
+    )
+    .unwrap();
     let took = start.elapsed();
     let text = String::from_utf8(out).unwrap();
     let mut by_id = std::collections::BTreeMap::new();
@@ -523,7 +540,7 @@ fn a_request_to_terminate_ends_the_grace_and_answers_running_calls() {
     let mut host = TestHost::default();
     // SIGINT, more SIGINTs (nothing changes), then the usual SIGTERM.
     let at = |ms| Instant::now() + Duration::from_millis(ms);
-    host.stops_at = vec![(at(100), false), (at(200), false), (at(300), true)];
+    host.signals.at(vec![(at(100), false), (at(200), false), (at(300), true)]);
     let lines = [call(1, "never_echo", "{}"), call(2, "later_echo", "{}")];
     let (ending, answers, took) = serve_open(&mut host, &lines, 5_000);
     assert_eq!(ending, Ending::Stopped);
@@ -539,7 +556,7 @@ fn a_stop_request_at_end_of_input_answers_running_calls() {
     let mut host = TestHost::default();
     // Input ends at once; the call would keep the server waiting out the
     // whole grace, but a signal comes during it.
-    host.stops_at = vec![(Instant::now() + Duration::from_millis(200), true)];
+    host.signals.at(vec![(Instant::now() + Duration::from_millis(200), true)]);
     let (ending, answers, took) = serve_open(&mut host, &[call(7, "never_echo", "{}")], 0);
     assert_eq!(ending, Ending::EndOfInput);
     assert_eq!(tool_error_text(&answers[&7]), Some("The server stopped before tool never_echo finished."));

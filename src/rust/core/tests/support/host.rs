@@ -11,7 +11,7 @@ use mcplite_core::rjson::testvalue::*;
 use mcplite_core::{Tool, ToolHost};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub fn block(kind: &str, fields: Vec<(&str, TV)>) -> TV {
@@ -99,14 +99,51 @@ pub struct TestHost {
     /// Calls that finish at a point in time instead: (task, when, result).
     pub timed: Vec<(TaskId, std::time::Instant, Finished<TV>)>,
     /// Stop requests made by calls of the tool `stop` (a SIGINT arriving
-    /// while a tool runs) and `terminate` (a SIGTERM) ...
-    pub stops: StopRequests,
-    /// ... and at these moments (a signal while the server waits; `true`:
-    /// a request to terminate).
-    pub stops_at: Vec<(std::time::Instant, bool)>,
+    /// while a tool runs) and `terminate` (a SIGTERM), and at moments set
+    /// with [`Signals::at`]; serving reads them through [`Signals::requests`].
+    pub signals: Signals,
     /// Raised by [`Watched`] input once it has been read to its end.
     pub input_drained: Option<Arc<AtomicBool>>,
     next: TaskId,
+}
+
+/// Stop requests, shared by the test host (which makes some) and serving
+/// (which reads them, as its input of their own).
+#[derive(Clone, Default)]
+pub struct Signals(Arc<Mutex<SignalState>>);
+
+#[derive(Default)]
+struct SignalState {
+    /// Made by calls.
+    made: StopRequests,
+    /// Made at these moments.
+    at: Vec<(std::time::Instant, bool)>,
+}
+
+impl Signals {
+    /// Signals at these moments (while the server waits; `true`: a request
+    /// to terminate).
+    pub fn at(&self, moments: Vec<(std::time::Instant, bool)>) {
+        self.0.lock().unwrap().at = moments;
+    }
+
+    fn request(&self, terminate: bool) {
+        let made = &mut self.0.lock().unwrap().made;
+        made.any += 1;
+        made.terminate += u32::from(terminate);
+    }
+
+    /// The requests made so far.
+    pub fn requests(&self) -> StopRequests {
+        let now = std::time::Instant::now();
+        let state = self.0.lock().unwrap();
+        let mut requests = state.made;
+        for (_, terminate) in state.at.iter().filter(|(t, _)| *t <= now) {
+            requests.any += 1;
+            requests.terminate += u32::from(*terminate);
+        }
+        requests
+    }
 }
 
 /// Input that raises a flag once it has been read to its end: by then the
@@ -161,8 +198,7 @@ impl ToolHost for TestHost {
             self.await_input();
         }
         if tool.fun == "stop" || tool.fun == "terminate" {
-            self.stops.any += 1;
-            self.stops.terminate += u32::from(tool.fun == "terminate");
+            self.signals.request(tool.fun == "terminate");
         }
         if let Some(kind) = tool.fun.strip_prefix("never_") {
             // A call on a worker that does not finish (a tool that hangs).
@@ -208,16 +244,6 @@ impl ToolHost for TestHost {
         self.running.retain(|r| r.0 != task);
         self.timed.retain(|r| r.0 != task);
         self.cancelled.push(task);
-    }
-
-    fn stop_requests(&self) -> StopRequests {
-        let now = std::time::Instant::now();
-        let mut requests = self.stops;
-        for (_, terminate) in self.stops_at.iter().filter(|(t, _)| *t <= now) {
-            requests.any += 1;
-            requests.terminate += u32::from(*terminate);
-        }
-        requests
     }
 }
 

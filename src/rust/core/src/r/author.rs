@@ -7,8 +7,8 @@
 //! `tool_result()` and `mcp_server()` refuse at definition time exactly what
 //! the server would refuse later.
 
-use super::spec::Unknown;
-use super::{string1, strings, Problem, RType, RValue, Verdict, SCALAR, VALUE};
+use super::spec::{tool_name, unique_tool_names, Unknown};
+use super::{RValue, Verdict};
 
 /// Runs the rule `kind` on `x`, which R names `arg` in messages.
 pub fn check<V: RValue>(kind: &str, x: &V, arg: &str) -> Result<Verdict, String> {
@@ -23,35 +23,10 @@ pub fn check<V: RValue>(kind: &str, x: &V, arg: &str) -> Result<Verdict, String>
     })
 }
 
-/// A tool's name: one string that follows the specification's rule.
-pub fn tool_name<V: RValue>(x: &V, arg: &str) -> Result<String, Problem> {
-    let name = string1(x).filter(|_| x.rtype() == RType::Character).ok_or_else(|| {
-        Problem::new("argument", arg, format!("`{arg}` must be a single string, not {VALUE}."), Vec::new(), x)
-    })?;
-    if !super::spec::name_follows_spec(&name) {
-        return Err(Problem::new(
-            "argument",
-            arg,
-            format!("`{arg}` must be 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`, not {SCALAR}."),
-            Vec::new(),
-            x,
-        ));
-    }
-    Ok(name)
-}
-
-/// The names of a server's tools (a character vector) are all different.
-fn unique_tool_names<V: RValue>(x: &V, arg: &str) -> Result<(), Problem> {
-    let names = strings(x).unwrap_or_default();
-    match super::spec::repeated_names(&names) {
-        None => Ok(()),
-        Some(message) => Err(Problem::new("tools", arg, message, Vec::new(), x)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::r::{SCALAR, VALUE};
     use crate::rjson::testvalue::*;
 
     #[test]

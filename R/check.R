@@ -1,6 +1,6 @@
 # mcp_check(): start a server script exactly as MCP clients do and report
 # what would go wrong, each problem with its fix. The per-tool rules live in
-# the Rust core (src/rust/core/src/check.rs).
+# the Rust core (src/rust/devtools/src/check.rs).
 
 #' Check a server script the way MCP clients start it
 #'

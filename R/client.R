@@ -1,6 +1,6 @@
 # mcp_client(): an MCP client in R. The protocol work (child process, pipes,
 # JSON-RPC, handshake, timeouts, reaping) is done by the Rust core
-# (src/rust/core/src/client.rs); this file builds the R object around it.
+# (src/rust/devtools/src/client.rs); this file builds the R object around it.
 
 #' Talk to an MCP server from R, as a client does
 #'

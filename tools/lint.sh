@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Lints the Rust code of both crates (mcplite-core and the mcplite glue),
+# Lints the Rust code of the three crates (mcplite-core, mcplite-devtools and
+# the mcplite glue),
 # offline: `cargo fmt --check` (changes nothing) and
 # `cargo clippy --all-targets -- -D warnings` (through tools/cargo.sh, from
 # the vendor archive). Prints one line per check and crate, then the findings;
@@ -14,7 +15,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 status=0
 
-for crate in mcplite-core mcplite; do
+for crate in mcplite-core mcplite-devtools mcplite; do
   # rustfmt needs no dependencies (and cargo fmt takes no --offline).
   if (cd src/rust && cargo fmt -p "$crate" -- --check --color never) >"$out/fmt.log" 2>&1; then
     echo "fmt    $crate: clean"

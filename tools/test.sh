@@ -13,7 +13,7 @@ passed=0 failed=0 skipped=0 status=0
 
 echo "== cargo test (Rust core, no R)"
 start=$SECONDS
-tools/cargo.sh test -p mcplite-core 2>&1 | tee "$out/cargo.log" | grep -E "^test result|panicked|FAILED" || true
+tools/cargo.sh test -p mcplite-core -p mcplite-devtools 2>&1 | tee "$out/cargo.log" | grep -E "^test result|panicked|FAILED" || true
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 p=$(grep -Eo '[0-9]+ passed' "$out/cargo.log" | awk '{s+=$1} END {print s+0}')
 f=$(grep -Eo '[0-9]+ failed' "$out/cargo.log" | awk '{s+=$1} END {print s+0}')

@@ -22,7 +22,7 @@ import path from "node:path";
 const root = process.argv[2] ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const schemaDir = path.join(root, "tests", "schema");
 const vocabulary = path.join(root, "src", "rust", "core", "src", "wire.rs");
-const crates = [path.join(root, "src", "rust", "core", "src"), path.join(root, "src", "rust", "src")];
+const crates = ["core/src", "devtools/src", "src"].map((d) => path.join(root, "src", "rust", ...d.split("/")));
 
 const names = new Set();
 for (const version of fs.readdirSync(schemaDir)) {
@@ -88,4 +88,4 @@ if (findings.length) {
   for (const f of findings) console.log(`         ${f}`);
   process.exit(1);
 }
-console.log(`names  both crates: clean (${wireOnly.length} MCP field names, each spelled only in wire.rs)`);
+console.log(`names  all crates: clean (${wireOnly.length} MCP field names, each spelled only in wire.rs)`);

@@ -1,7 +1,7 @@
 //! R entry points of the MCP client (`mcp_client()`, `mcp_check()`), the
 //! listing checks, pretty JSON for `mcp_config()` and base64 for
-//! `plot_image()`. The protocol logic lives in `mcplite_core::client` and
-//! `mcplite_core::check`; this file only converts between R and JSON.
+//! `plot_image()`. The protocol logic lives in `mcplite_devtools::client` and
+//! `mcplite_devtools::check`; this file only converts between R and JSON.
 //!
 //! Every entry point returns `list(value, error)`. A client error is a list
 //! with `kind` (spawn, exited, timeout, rpc, protocol, version, closed,
@@ -19,9 +19,9 @@
 //! R values are built from that tree.
 
 use extendr_api::prelude::*;
-use mcplite_core::check::check_listings;
-use mcplite_core::client::{page_tools, Client, ClientError, Launch, Outcome};
 use mcplite_core::json::{Doc, Val};
+use mcplite_devtools::check::check_listings;
+use mcplite_devtools::client::{page_tools, Client, ClientError, Launch, Outcome};
 use serde_json::{Map, Value};
 use std::ffi::OsString;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! R entry points of `mcp_config()`: client configuration snippets and files.
-//! The logic lives in `mcplite_core::config_file`; this file converts the
+//! The logic lives in `mcplite_devtools::config_file`; this file converts the
 //! entry from R and the outcome to R.
 //!
 //! Every entry point returns `list(value, error)`; an error is
@@ -8,7 +8,7 @@
 //! `path`).
 
 use extendr_api::prelude::*;
-use mcplite_core::config_file::{self, ConfigError, ErrorKind, Format, Update};
+use mcplite_devtools::config_file::{self, ConfigError, ErrorKind, Format, Update};
 use serde_json::{Map, Value};
 
 fn ok(value: Robj) -> Robj {

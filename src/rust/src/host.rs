@@ -7,7 +7,7 @@ use crate::platform;
 use crate::platform::ProtocolOutput;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Finished, Started, StopRequests};
+use mcplite_core::dispatch::{CallContext, Finished, Started};
 use mcplite_core::envelope::RequestId;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
@@ -107,9 +107,5 @@ impl ToolHost for RHost {
             Err(RFailure::Interrupted) => Finished::Failed(format!("Tool {name} was interrupted.")),
             Err(RFailure::Error(e)) => Finished::Failed(format!("Tool {name} failed: {e}")),
         })
-    }
-
-    fn stop_requests(&self) -> StopRequests {
-        crate::serve::stop_requests()
     }
 }

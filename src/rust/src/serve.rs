@@ -56,8 +56,8 @@ impl Drop for Traced {
 }
 
 /// The stop requests the signal handlers counted, as the service layer reads
-/// them (both hosts answer `ToolHost::stop_requests` with this).
-pub fn stop_requests() -> mcplite_core::dispatch::StopRequests {
+/// them (an input of `serve()` of its own, whichever host runs the tools).
+fn stop_requests() -> mcplite_core::dispatch::StopRequests {
     let (any, terminate) = crate::platform::stop_requests();
     mcplite_core::dispatch::StopRequests { any, terminate }
 }
@@ -195,7 +195,7 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     let input = BufReader::with_capacity(1 << 16, input);
     let ending = if workers.is_null() {
         let mut host = RHost { invoker };
-        serve(input, &mut output, &mut server, &mut host, &mut traced.telemetry)
+        serve(input, &mut output, &mut server, &mut host, &stop_requests, &mut traced.telemetry)
     } else {
         // Daemons start only now, with the guard in place: they inherit a
         // null standard input and standard error as their standard output,
@@ -204,7 +204,7 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
         match WorkerHost::start(&workers) {
             Ok(mut host) => {
                 traced.telemetry.end_workers_start(starting, None);
-                let ending = serve(input, &mut output, &mut server, &mut host, &mut traced.telemetry);
+                let ending = serve(input, &mut output, &mut server, &mut host, &stop_requests, &mut traced.telemetry);
                 host.stop();
                 ending
             }

@@ -19,7 +19,7 @@ use crate::host::{call_arguments, read_outcome, RFun};
 use crate::platform::{self, LocalListener, LocalStream, PrivateDir};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, StopRequests, TaskId};
+use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, TaskId};
 use mcplite_core::json::Doc;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
@@ -332,9 +332,5 @@ impl ToolHost for WorkerHost {
                 self.reaping = true;
             }
         }
-    }
-
-    fn stop_requests(&self) -> StopRequests {
-        crate::serve::stop_requests()
     }
 }

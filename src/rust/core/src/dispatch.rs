@@ -190,11 +190,6 @@ pub trait ToolHost {
     }
     /// Stop a running call; nothing is answered for it.
     fn cancel(&mut self, _task: TaskId) {}
-    /// The requests to stop (signals, console events) since serving began;
-    /// looked at between messages.
-    fn stop_requests(&self) -> StopRequests {
-        StopRequests::default()
-    }
     /// What the input reader calls after each line it reads (and when input
     /// ends), so a host that waits in [`ToolHost::poll`] on something of
     /// its own (workers' completion) also wakes for input. Taken once, when
@@ -224,7 +219,9 @@ pub trait ToolHost {
 /// See [`ToolHost::input_waker`]: called from the input reader's thread.
 pub type InputWaker = Box<dyn Fn() + Send>;
 
-/// Requests to stop serving since it began. The first request of any kind
+/// Requests to stop serving since it began (signals, console events): an
+/// input of the serve loop of its own ([`crate::serve::serve`]'s
+/// `stop_requests`), looked at between messages. The first request of any kind
 /// winds serving down as end of input does; a request to terminate that
 /// arrives while it winds down ends that at once (the usual SIGTERM after a
 /// SIGINT or an end of input, or a second SIGTERM). More interrupts change
@@ -256,10 +253,6 @@ impl<H: ToolHost> ToolHost for Stopped<'_, H> {
 
     fn call(&mut self, tool: &Tool<H::Fun>, _: Option<Val<'_>>, _: CallContext) -> Started<H::Value> {
         Started::Done(Finished::Failed(stopped_message(&tool.def.name, false)))
-    }
-
-    fn stop_requests(&self) -> StopRequests {
-        self.0.stop_requests()
     }
 }
 
@@ -330,31 +323,6 @@ fn error_answer(id: &RequestId, version: Option<VersionIndex>, err: RpcError) ->
     }
 }
 
-/// Tool names used more than once, and by which tools (1-based, as R counts):
-/// the one rule `Server::new` and R's `mcp_server()` apply.
-pub fn repeated_names(names: &[String]) -> Option<String> {
-    let mut seen: Vec<(&str, Vec<usize>)> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(names.len());
-    for (i, name) in names.iter().enumerate() {
-        match index.get(name.as_str()) {
-            Some(&k) => seen[k].1.push(i + 1),
-            None => {
-                index.insert(name, seen.len());
-                seen.push((name, vec![i + 1]));
-            }
-        }
-    }
-    let repeated: Vec<String> = seen
-        .iter()
-        .filter(|(_, at)| at.len() > 1)
-        .map(|(n, at)| {
-            let at: Vec<String> = at.iter().map(|i| i.to_string()).collect();
-            format!("`{n}` is used by tools {}", at.join(", "))
-        })
-        .collect();
-    (!repeated.is_empty()).then(|| format!("Tool names must be unique; {}.", repeated.join("; ")))
-}
-
 impl<F> Server<F> {
     pub fn new(
         tools: Vec<Tool<F>>,
@@ -367,7 +335,7 @@ impl<F> Server<F> {
             .map(|v| Value::Array(tools.iter().map(|t| project_tool(&t.def, v)).collect()).to_string())
             .collect();
         let names: Vec<String> = tools.iter().map(|t| t.def.name.clone()).collect();
-        if let Some(message) = repeated_names(&names) {
+        if let Some(message) = r::spec::repeated_names(&names) {
             return Err(message);
         }
         let by_name: HashMap<String, Tool<F>> = names.into_iter().zip(tools).collect();

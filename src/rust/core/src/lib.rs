@@ -1,17 +1,13 @@
-//! Protocol core of mcplite: everything that does not need R.
+//! Protocol core of mcplite: the server, everything of it that does not
+//! need R (the developer tools, client and checks, are `mcplite_devtools`).
 //!
 //! The R side is reached only through [`dispatch::ToolHost`] (running tools),
 //! [`r::RValue`] (reading R objects) and [`r::RBuilder`] (making them), so every
 //! rule here is testable with plain `cargo test`. See `src/rust/ARCHITECTURE.md`.
 
-pub mod check;
-pub mod client;
-pub mod config_file;
-pub mod conformance;
 pub mod dispatch;
 pub mod envelope;
 pub mod json;
-pub mod platform;
 pub mod projection;
 pub mod r;
 pub mod requests;

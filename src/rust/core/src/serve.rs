@@ -378,11 +378,13 @@ fn waiting_line(running: usize) -> String {
 }
 
 /// Serve until end of input (or until the output closes or the host stops).
+/// `stop_requests` counts the requests to stop since serving began.
 pub fn serve<R, W, H>(
     input: R,
     output: &mut W,
     server: &mut Server<H::Fun>,
     host: &mut H,
+    stop_requests: &dyn Fn() -> StopRequests,
     telemetry: &mut Telemetry,
 ) -> io::Result<Ending>
 where
@@ -399,7 +401,7 @@ where
         if s.output_closed {
             return Ok(Ending::OutputClosed);
         }
-        let requests = s.host.stop_requests();
+        let requests = stop_requests();
         if let Phase::WindingDown { why, since, terminate, announced } = phase {
             // Calls still running finish and are answered, within a bound.
             if s.running.is_empty() {
@@ -424,7 +426,7 @@ where
             let Phase::WindingDown { since, .. } = phase else { continue };
             while let Ok(item) = rx.try_recv() {
                 let Ok(item) = item else { break };
-                s.refuse_calls = s.host.stop_requests().terminate > requests.terminate || since.elapsed() > END_GRACE;
+                s.refuse_calls = stop_requests().terminate > requests.terminate || since.elapsed() > END_GRACE;
                 s.process(item);
             }
             continue;

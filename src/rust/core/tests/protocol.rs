@@ -5,6 +5,7 @@
 mod host;
 
 use host::{tool, TestHost, Watched};
+use mcplite_core::dispatch::StopRequests;
 use mcplite_core::rjson::Options;
 use mcplite_core::telemetry::Telemetry;
 use mcplite_core::{serve, Ending, Server, ServerInfo};
@@ -26,7 +27,9 @@ fn run_with(lines: &[&str], host: &mut TestHost) -> Vec<Value> {
     let input = lines.join("\n");
     let mut out = Vec::new();
     let input = std::io::BufReader::new(Watched::new(std::io::Cursor::new(input.into_bytes()), host));
-    let ending = serve(input, &mut out, &mut server, host, &mut Telemetry::from_provider(None)).unwrap();
+    let signals = host.signals.clone();
+    let ending =
+        serve(input, &mut out, &mut server, host, &|| signals.requests(), &mut Telemetry::from_provider(None)).unwrap();
     assert_eq!(ending, Ending::EndOfInput);
     let text = String::from_utf8(out).unwrap();
     assert!(text.is_empty() || text.ends_with('\n'));
@@ -402,8 +405,15 @@ fn serve_to_end<H: mcplite_core::ToolHost<Fun = &'static str>>(
     host: &mut H,
 ) -> (Vec<Value>, String) {
     let mut out = Vec::new();
-    let ending =
-        serve(std::io::BufReader::new(input), &mut out, server, host, &mut Telemetry::from_provider(None)).unwrap();
+    let ending = serve(
+        std::io::BufReader::new(input),
+        &mut out,
+        server,
+        host,
+        &StopRequests::default,
+        &mut Telemetry::from_provider(None),
+    )
+    .unwrap();
     assert_eq!(ending, Ending::EndOfInput);
     let text = String::from_utf8(out).unwrap();
     let ids = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
@@ -486,9 +496,16 @@ fn serve_open(
         drop(release);
     }
     let mut out = Vec::new();
-    let ending =
-        serve(std::io::BufReader::new(input), &mut out, &mut server, host, &mut Telemetry::from_provider(None))
-            .unwrap();
+    let signals = host.signals.clone();
+    let ending = serve(
+        std::io::BufReader::new(input),
+        &mut out,
+        &mut server,
+        host,
+        &|| signals.requests(),
+        &mut Telemetry::from_provider(None),
+    )
+    .unwrap();
     let input_ended = ended.load(std::sync::atomic::Ordering::SeqCst);
     let text = String::from_utf8(out).unwrap();
     let mut by_id = std::collections::BTreeMap::new();
@@ -536,7 +553,7 @@ fn a_request_to_terminate_ends_the_grace_and_answers_running_calls() {
     // SIGINT (the `stop` call, once all input is read), more SIGINTs while
     // the server waits for the running call (nothing changes), then the
     // usual SIGTERM.
-    host.stops_after_waits = vec![(2, false), (4, true)];
+    host.signals.after_waits(vec![(2, false), (4, true)]);
     let lines = [call(1, "never_echo", "{}"), call(2, "later_echo", "{}"), call(3, "stop", r#"{"await_input":true}"#)];
     let (ending, answers, _) = serve_open(&mut host, &lines, true);
     assert_eq!(ending, Ending::Stopped);
@@ -555,7 +572,7 @@ fn a_stop_request_at_end_of_input_answers_running_calls() {
     let mut host = TestHost::default();
     // Input ends at once; the call would keep the server waiting out the
     // whole grace, but a signal comes during it (once it has waited twice).
-    host.stops_after_waits = vec![(2, true)];
+    host.signals.after_waits(vec![(2, true)]);
     let (ending, answers, _) = serve_open(&mut host, &[call(7, "never_echo", "{}")], false);
     assert_eq!(ending, Ending::EndOfInput);
     assert_eq!(tool_error_text(&answers[&7]), Some("The server stopped before tool never_echo finished."));

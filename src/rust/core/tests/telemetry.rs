@@ -64,8 +64,16 @@ fn traced_with(lines: &[&str]) -> (String, Vec<Value>, TestHost) {
     )
     .unwrap();
     let mut out = Vec::new();
-    serve(std::io::Cursor::new(lines.join("\n").into_bytes()), &mut out, &mut server, &mut host, &mut telemetry)
-        .unwrap();
+    let signals = host.signals.clone();
+    serve(
+        std::io::Cursor::new(lines.join("\n").into_bytes()),
+        &mut out,
+        &mut server,
+        &mut host,
+        &|| signals.requests(),
+        &mut telemetry,
+    )
+    .unwrap();
     telemetry.shutdown();
     (String::from_utf8(out).unwrap(), spans_in(&buf), host)
 }

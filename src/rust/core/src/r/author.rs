@@ -1,40 +1,14 @@
 //! The rules for what a tool author builds, for R's constructors: each rule
 //! lives with the code that reads the object when the server starts (the
 //! payload options in [`super::options`], tool annotations in
-//! [`super::spec`], content annotations in [`super::result`], the
-//! tool-name rule in
-//! [`crate::check`], unique names in [`crate::dispatch`]); this module only
+//! [`super::spec`] with the tool-name rule and unique names, content
+//! annotations in [`super::result`]); this module only
 //! routes R's `rust_check(kind, x, arg)` to them, so `tool()`,
 //! `tool_result()` and `mcp_server()` refuse at definition time exactly what
 //! the server would refuse later.
 
-use super::spec::Unknown;
-use super::{string1, strings, Problem, RType, RValue, SCALAR, VALUE};
-
-/// What a rule found: the mistake (if any) and the warnings to give.
-#[derive(Debug, Default, PartialEq)]
-pub struct Verdict {
-    pub problem: Option<Problem>,
-    pub warnings: Vec<Problem>,
-    /// For named lists: the name R keeps for each element (`None`: R drops
-    /// it), when the rule renames.
-    pub names: Option<Vec<Option<String>>>,
-}
-
-impl Verdict {
-    fn of(r: Result<(), Problem>) -> Verdict {
-        Verdict { problem: r.err(), ..Verdict::default() }
-    }
-
-    /// A renaming rule's outcome: the names kept, or the mistake; the
-    /// warnings given on the way either way.
-    pub fn renaming(r: Result<Vec<Option<String>>, Problem>, warnings: Vec<Problem>) -> Verdict {
-        match r {
-            Ok(names) => Verdict { problem: None, warnings, names: Some(names) },
-            Err(p) => Verdict { problem: Some(p), warnings, names: None },
-        }
-    }
-}
+use super::spec::{tool_name, unique_tool_names, Unknown};
+use super::{RValue, Verdict};
 
 /// Runs the rule `kind` on `x`, which R names `arg` in messages.
 pub fn check<V: RValue>(kind: &str, x: &V, arg: &str) -> Result<Verdict, String> {
@@ -49,35 +23,10 @@ pub fn check<V: RValue>(kind: &str, x: &V, arg: &str) -> Result<Verdict, String>
     })
 }
 
-/// A tool's name: one string that follows the specification's rule.
-pub fn tool_name<V: RValue>(x: &V, arg: &str) -> Result<String, Problem> {
-    let name = string1(x).filter(|_| x.rtype() == RType::Character).ok_or_else(|| {
-        Problem::new("argument", arg, format!("`{arg}` must be a single string, not {VALUE}."), Vec::new(), x)
-    })?;
-    if !crate::check::name_follows_spec(&name) {
-        return Err(Problem::new(
-            "argument",
-            arg,
-            format!("`{arg}` must be 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`, not {SCALAR}."),
-            Vec::new(),
-            x,
-        ));
-    }
-    Ok(name)
-}
-
-/// The names of a server's tools (a character vector) are all different.
-fn unique_tool_names<V: RValue>(x: &V, arg: &str) -> Result<(), Problem> {
-    let names = strings(x).unwrap_or_default();
-    match crate::dispatch::repeated_names(&names) {
-        None => Ok(()),
-        Some(message) => Err(Problem::new("tools", arg, message, Vec::new(), x)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::r::{SCALAR, VALUE};
     use crate::rjson::testvalue::*;
 
     #[test]

@@ -30,6 +30,31 @@ pub const VALUE: &str = "{value}";
 /// `format_scalar()` does (quoted and escaped).
 pub const SCALAR: &str = "{scalar}";
 
+/// What a rule found: the mistake (if any) and the warnings to give.
+#[derive(Debug, Default, PartialEq)]
+pub struct Verdict {
+    pub problem: Option<Problem>,
+    pub warnings: Vec<Problem>,
+    /// For named lists: the name R keeps for each element (`None`: R drops
+    /// it), when the rule renames.
+    pub names: Option<Vec<Option<String>>>,
+}
+
+impl Verdict {
+    fn of(r: Result<(), Problem>) -> Verdict {
+        Verdict { problem: r.err(), ..Verdict::default() }
+    }
+
+    /// A renaming rule's outcome: the names kept, or the mistake; the
+    /// warnings given on the way either way.
+    pub fn renaming(r: Result<Vec<Option<String>>, Problem>, warnings: Vec<Problem>) -> Verdict {
+        match r {
+            Ok(names) => Verdict { problem: None, warnings, names: Some(names) },
+            Err(p) => Verdict { problem: Some(p), warnings, names: None },
+        }
+    }
+}
+
 /// An author's mistake found by a rule of the core. The R constructors raise
 /// it as the classed condition `mcplite_error_<class>` naming `arg`; the
 /// message reads as R's own because R describes the value ([`VALUE`],

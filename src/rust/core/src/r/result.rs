@@ -264,10 +264,10 @@ fn annotation_problem<V: RValue>(name: &str, value: &V, from_author: bool) -> Op
 /// and other names are sent as given, with a warning, if they have a fixed
 /// encoding. `x` is a named list (R checked its names). Returns the R name of
 /// each element and the warnings.
-pub fn check_content_annotations<V: RValue>(x: &V, arg: &str) -> super::author::Verdict {
+pub fn check_content_annotations<V: RValue>(x: &V, arg: &str) -> super::Verdict {
     let mut warnings = Vec::new();
     let names = content_annotation_names(x, arg, &mut warnings);
-    super::author::Verdict::renaming(names, warnings)
+    super::Verdict::renaming(names, warnings)
 }
 
 fn content_annotation_names<V: RValue>(

@@ -2,12 +2,12 @@
 //! `mcp_server()`: plain snake_case lists) into [`ToolDef`]s. This is where
 //! R's names meet MCP's: `read_only_hint` becomes `readOnlyHint`, and so on.
 
-use super::author::Verdict;
 use super::fixed::{encode, encode_object, FixedError};
-use super::{describe, field, field_present, string1, Problem, RValue, VALUE};
+use super::{describe, field, field_present, string1, strings, Problem, RType, RValue, Verdict, SCALAR, VALUE};
 use crate::result::ToolDef;
 use crate::wire;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// Tool annotations: the R name and the MCP name of each.
 pub const ANNOTATIONS: [(&str, &str); 5] = [
@@ -138,7 +138,7 @@ fn optional_string<V: RValue>(spec: &V, name: &str, tool: &str) -> Result<Option
 /// `annotations` (snake_case names), `meta`.
 pub fn read_tool<V: RValue>(spec: &V) -> Result<ToolDef, String> {
     let name = match field(spec, "name") {
-        Some(n) => super::author::tool_name(&n, "name").map_err(|p| format!("a tool spec's {}", p.text()))?,
+        Some(n) => tool_name(&n, "name").map_err(|p| format!("a tool spec's {}", p.text()))?,
         None => return Err("a tool spec has no name".into()),
     };
     let input_schema = match field_present(spec, "input_schema") {
@@ -183,6 +183,66 @@ pub fn read_tool<V: RValue>(spec: &V) -> Result<ToolDef, String> {
         meta,
         name,
     })
+}
+
+/// The tool-name rule of the 2025-11-25 specification: what `tool()`
+/// requires (through [`super::author`]) and what `mcp_check()` reports of any
+/// server.
+pub fn name_follows_spec(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+/// Tool names used more than once, and by which tools (1-based, as R counts):
+/// the one rule `Server::new` and R's `mcp_server()`
+/// apply (through [`super::author`]).
+pub fn repeated_names(names: &[String]) -> Option<String> {
+    let mut seen: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        match index.get(name.as_str()) {
+            Some(&k) => seen[k].1.push(i + 1),
+            None => {
+                index.insert(name, seen.len());
+                seen.push((name, vec![i + 1]));
+            }
+        }
+    }
+    let repeated: Vec<String> = seen
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(n, at)| {
+            let at: Vec<String> = at.iter().map(|i| i.to_string()).collect();
+            format!("`{n}` is used by tools {}", at.join(", "))
+        })
+        .collect();
+    (!repeated.is_empty()).then(|| format!("Tool names must be unique; {}.", repeated.join("; ")))
+}
+
+/// A tool's name: one string that follows the specification's rule.
+pub fn tool_name<V: RValue>(x: &V, arg: &str) -> Result<String, Problem> {
+    let name = string1(x).filter(|_| x.rtype() == RType::Character).ok_or_else(|| {
+        Problem::new("argument", arg, format!("`{arg}` must be a single string, not {VALUE}."), Vec::new(), x)
+    })?;
+    if !name_follows_spec(&name) {
+        return Err(Problem::new(
+            "argument",
+            arg,
+            format!("`{arg}` must be 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`, not {SCALAR}."),
+            Vec::new(),
+            x,
+        ));
+    }
+    Ok(name)
+}
+
+/// The names of a server's tools (a character vector) are all different.
+pub fn unique_tool_names<V: RValue>(x: &V, arg: &str) -> Result<(), Problem> {
+    let names = strings(x).unwrap_or_default();
+    match repeated_names(&names) {
+        None => Ok(()),
+        Some(message) => Err(Problem::new("tools", arg, message, Vec::new(), x)),
+    }
 }
 
 #[cfg(test)]

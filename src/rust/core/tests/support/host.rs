@@ -11,7 +11,7 @@ use mcplite_core::rjson::testvalue::*;
 use mcplite_core::{Tool, ToolHost};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub fn block(kind: &str, fields: Vec<(&str, TV)>) -> TV {
@@ -99,19 +99,61 @@ pub struct TestHost {
     /// Calls that finish at a point in time instead: (task, when, result).
     pub timed: Vec<(TaskId, std::time::Instant, Finished<TV>)>,
     /// Stop requests made by calls of the tool `stop` (a SIGINT arriving
-    /// while a tool runs) and `terminate` (a SIGTERM) ...
-    pub stops: StopRequests,
-    /// ... and once the server has waited on the host (a `poll` with a
-    /// non-zero wait: with this host, only while serving winds down) this
-    /// many times (a signal while the server waits; `true`: a request to
-    /// terminate). A count of waits, not a moment: the order is the same on a
-    /// busy machine.
-    pub stops_after_waits: Vec<(usize, bool)>,
-    /// How many of the polls had a non-zero wait.
+    /// while a tool runs) and `terminate` (a SIGTERM), and once the server
+    /// has waited on the host a given number of times ([`Signals::after_waits`]);
+    /// serving reads them through [`Signals::requests`].
+    pub signals: Signals,
+    /// How many of the polls had a non-zero wait (with this host, only while
+    /// serving winds down).
     pub waits: usize,
     /// Raised by [`Watched`] input once it has been read to its end.
     pub input_drained: Option<Arc<AtomicBool>>,
     next: TaskId,
+}
+
+/// Stop requests, shared by the test host (which makes some) and serving
+/// (which reads them, as its input of their own).
+#[derive(Clone, Default)]
+pub struct Signals(Arc<Mutex<SignalState>>);
+
+#[derive(Default)]
+struct SignalState {
+    /// Made by calls.
+    made: StopRequests,
+    /// Made once the server has waited on the host this many times.
+    after_waits: Vec<(usize, bool)>,
+    /// How many times it has (kept by the host's `poll`).
+    waits: usize,
+}
+
+impl Signals {
+    /// Signals once the server has waited on the host (a `poll` with a
+    /// non-zero wait) this many times (`true`: a request to terminate). A
+    /// count of waits, not a moment: the order is the same on a busy machine.
+    pub fn after_waits(&self, signals: Vec<(usize, bool)>) {
+        self.0.lock().unwrap().after_waits = signals;
+    }
+
+    fn waited(&self) {
+        self.0.lock().unwrap().waits += 1;
+    }
+
+    fn request(&self, terminate: bool) {
+        let made = &mut self.0.lock().unwrap().made;
+        made.any += 1;
+        made.terminate += u32::from(terminate);
+    }
+
+    /// The requests made so far.
+    pub fn requests(&self) -> StopRequests {
+        let state = self.0.lock().unwrap();
+        let mut requests = state.made;
+        for (_, terminate) in state.after_waits.iter().filter(|(after, _)| *after <= state.waits) {
+            requests.any += 1;
+            requests.terminate += u32::from(*terminate);
+        }
+        requests
+    }
 }
 
 /// Input that raises a flag once it has been read to its end: by then the
@@ -166,8 +208,7 @@ impl ToolHost for TestHost {
             self.await_input();
         }
         if tool.fun == "stop" || tool.fun == "terminate" {
-            self.stops.any += 1;
-            self.stops.terminate += u32::from(tool.fun == "terminate");
+            self.signals.request(tool.fun == "terminate");
         }
         if let Some(kind) = tool.fun.strip_prefix("never_") {
             // A call on a worker that does not finish (a tool that hangs).
@@ -196,7 +237,10 @@ impl ToolHost for TestHost {
 
     fn poll(&mut self, wait: Duration) -> Option<(TaskId, Finished<TV>)> {
         self.polls += 1;
-        self.waits += usize::from(!wait.is_zero());
+        if !wait.is_zero() {
+            self.waits += 1;
+            self.signals.waited();
+        }
         let now = std::time::Instant::now();
         if let Some(pos) = self.timed.iter().position(|t| t.1 <= now) {
             let (task, _, finished) = self.timed.remove(pos);
@@ -214,15 +258,6 @@ impl ToolHost for TestHost {
         self.running.retain(|r| r.0 != task);
         self.timed.retain(|r| r.0 != task);
         self.cancelled.push(task);
-    }
-
-    fn stop_requests(&self) -> StopRequests {
-        let mut requests = self.stops;
-        for (_, terminate) in self.stops_after_waits.iter().filter(|(after, _)| *after <= self.waits) {
-            requests.any += 1;
-            requests.terminate += u32::from(*terminate);
-        }
-        requests
     }
 }
 

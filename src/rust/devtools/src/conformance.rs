@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::check::{dialect, NoFetch};
-use crate::wire;
+use mcplite_core::wire;
 
 /// Errors listed in one message, at most.
 const SHOWN: usize = 5;

@@ -1,5 +1,6 @@
-//! The OS-specific parts of the client ([`crate::client`]); the rest of the
-//! core assumes neither POSIX nor Windows.
+//! The OS-specific parts of the developer tools: the client
+//! ([`crate::client`]) and the config writer; the rest of this crate, and the
+//! core, assume neither POSIX nor Windows.
 //!
 //! * SIGPIPE is blocked in the client's writer thread on Unix: a host process
 //!   may turn SIGPIPE into an error that unwinds the wrong thread (R does), and

@@ -9,7 +9,7 @@
 //! stdout lines that are not JSON-RPC messages so they can be reported.
 //!
 //! Every stdout line is read once, by the reader the server uses for client
-//! messages ([`crate::json::Doc`]): exact numbers, lone surrogates, NUL flags
+//! messages ([`mcplite_core::json::Doc`]): exact numbers, lone surrogates, NUL flags
 //! and [`MAX_TREE_DEPTH`] levels of nesting. An answer to the pending request
 //! that cannot be used (not UTF-8, nested deeper than the reader keeps, both
 //! `result` and `error`, neither, not JSON-RPC 2.0) ends the wait at once with
@@ -30,11 +30,11 @@
 //! group) is in [`crate::platform`].
 
 use crate::conformance::OutputSchemas;
-use crate::json::{Doc, ExactNumber, Kind, ParseError, Val, MAX_TREE_DEPTH};
 use crate::platform;
-use crate::transport::LineReader;
-use crate::version::{self, Era, VersionIndex, VERSIONS};
-use crate::wire;
+use mcplite_core::json::{Doc, ExactNumber, Kind, ParseError, Val, MAX_TREE_DEPTH};
+use mcplite_core::transport::LineReader;
+use mcplite_core::version::{self, Era, VersionIndex, VERSIONS};
+use mcplite_core::wire;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -72,7 +72,7 @@ const GROUP_SETTLE: Duration = Duration::from_secs(3);
 /// levels of the line, and the result sits one level below the message.
 pub const MAX_RESULT_DEPTH: usize = MAX_TREE_DEPTH - 1;
 
-pub use crate::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
+pub use mcplite_core::wire::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
 
 /// How to start a server.
 #[derive(Debug, Clone, Default)]

@@ -3,7 +3,7 @@
 //! and setting, and replace the file safely, keeping the old one as a backup
 //! (see [`write_entry`]). Also the default file of each client on each system.
 //!
-//! JSON files are edited as text: the core's own reader ([`crate::json::Doc`])
+//! JSON files are edited as text: the core's own reader ([`mcplite_core::json::Doc`])
 //! gives the byte span of the servers' object and of the entry, and only the
 //! entry's text is replaced or added, indented as its neighbours, so every
 //! other byte stays (keys written twice, numbers beyond double precision).
@@ -242,7 +242,7 @@ fn update_json_entry(existing: &mut Map<String, Value>, entry: &Map<String, Valu
 /// setting when there is none), indented as its neighbours are; every other
 /// byte stays, so duplicate keys and numbers beyond double precision too.
 fn splice_json(body: &str, update: &Update<'_>, file: &str) -> Result<String, ConfigError> {
-    let doc = crate::json::Doc::parse(body.as_bytes().to_vec())
+    let doc = mcplite_core::json::Doc::parse(body.as_bytes().to_vec())
         .map_err(|e| ConfigError::new(ErrorKind::Invalid, format!("{file} is not valid JSON: {e}.")))?;
     let fmt = JsonFormat::detect(body);
     let root = doc.root();
@@ -273,10 +273,10 @@ fn splice_json(body: &str, update: &Update<'_>, file: &str) -> Result<String, Co
 /// The value of `key` in the object `obj`, refusing a key that is there twice:
 /// clients differ in which one they read. `what` says where, for the message.
 fn unique_member<'d>(
-    obj: crate::json::Val<'d>,
+    obj: mcplite_core::json::Val<'d>,
     key: &str,
     what: impl Fn() -> String,
-) -> Result<Option<crate::json::Val<'d>>, ConfigError> {
+) -> Result<Option<mcplite_core::json::Val<'d>>, ConfigError> {
     let found: Vec<_> = obj.members().filter(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v).collect();
     if found.len() > 1 {
         return Err(ConfigError::new(
@@ -310,7 +310,7 @@ fn whitespace_before(body: &str, at: usize) -> &str {
 /// object. Returns the range to replace and its new text.
 fn insert_member(
     body: &str,
-    obj: crate::json::Val<'_>,
+    obj: mcplite_core::json::Val<'_>,
     key: &str,
     value: &Value,
     fmt: &JsonFormat,
@@ -344,7 +344,7 @@ fn insert_member(
 /// fields keep their exact text and order.
 fn updated_entry(
     body: &str,
-    old: crate::json::Val<'_>,
+    old: mcplite_core::json::Val<'_>,
     entry: &Map<String, Value>,
     indent: &str,
     fmt: &JsonFormat,

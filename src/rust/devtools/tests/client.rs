@@ -1,7 +1,7 @@
 //! The stdio client against a real child process (tests/support/test_server.rs)
 //! over real pipes.
 
-use mcplite_core::client::{Client, ClientError, Launch};
+use mcplite_devtools::client::{Client, ClientError, Launch};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,8 @@
 //! Every finding carries its severity, a one-line fix and, for rules that come
 //! from somewhere other than the MCP specification, its source.
 
-use crate::wire;
+use mcplite_core::r::spec::name_follows_spec;
+use mcplite_core::wire;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 
@@ -174,13 +175,6 @@ fn validate_schema(schema: &Value, draft: jsonschema::Draft, limit: usize) -> (V
 
 fn tool_name(tool: &Value) -> Option<&str> {
     tool.get("name").and_then(Value::as_str)
-}
-
-/// The tool-name rule of the 2025-11-25 specification: what `mcp_check()`
-/// reports of any server, and what `tool()` requires (`r::author`).
-pub fn name_follows_spec(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }
 
 fn name_is_portable(name: &str) -> bool {

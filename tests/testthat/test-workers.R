@@ -161,11 +161,13 @@ test_that("calls run at once on workers, and the server keeps answering meanwhil
   mcp_validate(c(list(mcp_by_id(meanwhile, 4)), met), "2025-11-25", "CallToolResult")
 })
 
-test_that("while a call runs on a worker, each line read wakes the server at once", {
+test_that("while a call runs on a worker, the server answers what it reads, woken by the doorbell", {
   # The server waits in mirai's condition variable while calls run; the input
-  # reader rings a doorbell that signals it. Were the bell silent, each ping
-  # below would wait for the 50 ms bound of that wait. Answered at once, a
-  # ping takes the harness a few ms: the median tells the two apart.
+  # reader rings a doorbell that signals it. The doorbell is set up (the
+  # server says so when it cannot be), and each ping is answered while the
+  # call runs. How fast (a silent bell would make each wait for the 50 ms
+  # bound of that wait) is measured in bench/workers.mjs (the inflight
+  # scenario), not asserted here.
   proc <- workers_server("2")
   on.exit(mcp_kill(proc), add = TRUE)
   dir <- barrier_dir()
@@ -175,14 +177,12 @@ test_that("while a call runs on a worker, each line read wakes the server at onc
   mcp_send(proc, legacy_call(1, "wait_for", args_json(path = go)))
   mcp_send(proc, legacy_call(2, "add", '{"x":1,"y":2}'))
   expect_identical(first_text(mcp_read(proc, 1)[[1]]), "3")
-  took <- vapply(seq_len(100), function(i) {
-    started <- Sys.time()
+  for (i in seq_len(100)) {
     mcp_send(proc, rpc(100 + i, "ping"))
     pong <- mcp_read(proc, 1)
     expect_equal(pong[[1]]$id, 100 + i)
-    as.numeric(Sys.time() - started, units = "secs")
-  }, 0)
-  expect_lt(stats::median(took), 0.025)
+  }
+  # Still running: its answer comes only once the test releases it.
   file.create(go)
   released <- mcp_read(proc, 1)
   expect_identical(first_text(released[[1]]), "released")

@@ -46,7 +46,9 @@ test_that("the README's links, help topics, version and commands are real", {
   expect_identical(sub("version ", "", said), as.character(packageVersion("mcplite")))
   # The repository scripts and files it tells you to run or read exist (the
   # scripts executable), and so do the installed examples it names.
-  named <- unique(unlist(regmatches(text, gregexpr("(tools|bench|inst/examples|tests)/[A-Za-z0-9_./-]+[.](sh|mjs|rs|R|md)\\b", text))))
+  # (Paths from the repository's root: not the tail of another path, such
+  # as src/rust/devtools/src/platform.rs.)
+  named <- unique(unlist(regmatches(text, gregexpr("(?<![A-Za-z0-9_./-])(tools|bench|inst/examples|tests)/[A-Za-z0-9_./-]+[.](sh|mjs|rs|R|md)\\b", text, perl = TRUE))))
   expect_true(length(named) > 5)
   for (path in named) {
     expect_true(file.exists(file.path(root, path)), info = path)

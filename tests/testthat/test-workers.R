@@ -343,14 +343,24 @@ test_that("cancelling a call stops it on its worker, which takes the next call; 
   expect_false(any(c("7", "m7") %in% ids_of(lapply(out$lines, jsonlite::parse_json))))
 })
 
-test_that("a cancelled call that ignores the interrupt loses its worker after a grace period; a new worker takes the next call", {
+# A server with one worker, held by a call (id 7) of a tool that swallows
+# interrupts, once that call has started: the server, the worker's pid and
+# the file the tool wrote when it started (its temporary directory).
+stubborn_worker <- function() {
   proc <- legacy_worker()
-  on.exit(mcp_kill(proc), add = TRUE)
   started <- file.path(barrier_dir(), "started")
   mcp_send(proc, legacy_call(1, "pid"))
   stuck <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
   mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
-  expect_true(wait_until(function() file.exists(started)))
+  testthat::expect_true(wait_until(function() file.exists(started)))
+  list(proc = proc, stuck = stuck, started = started)
+}
+
+test_that("a cancelled call that ignores the interrupt loses its worker after a grace period; a new worker takes the next call", {
+  held <- stubborn_worker()
+  proc <- held$proc
+  stuck <- held$stuck
+  on.exit(mcp_kill(proc), add = TRUE)
   mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))
   # One worker, held by a call that swallows interrupts: this call is
   # answered only once that worker is replaced.
@@ -379,14 +389,11 @@ test_that("a cancelled call that ignores the interrupt loses its worker after a 
 
 test_that("a cancelled call that ignores the interrupt is ended at its grace with nothing else read, and its temporary files go with its worker", {
   skip_if_not(dir.exists("/proc/self"), "needs /proc")
-  proc <- legacy_worker()
+  held <- stubborn_worker()
+  proc <- held$proc
+  stuck <- held$stuck
   on.exit(mcp_kill(proc), add = TRUE)
-  started <- file.path(barrier_dir(), "started")
-  mcp_send(proc, legacy_call(1, "pid"))
-  stuck <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
-  mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
-  expect_true(wait_until(function() file.exists(started)))
-  tmp <- readLines(started)
+  tmp <- readLines(held$started)
   expect_true(dir.exists(tmp))
   expect_length(list.files(tmp, "^tool-file-"), 1)
   mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))

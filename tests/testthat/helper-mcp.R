@@ -494,3 +494,23 @@ wait_until <- function(cond, timeout = 60) {
   }
   TRUE
 }
+
+# A one-file package `name` installed into a new temporary library (a package
+# a test needs somewhere in particular, or broken on purpose); returns the
+# library. `code` defines the functions `exports` names.
+test_package_lib <- function(name, code, exports, version = "0.0.1", title = "A Test Package") {
+  src <- file.path(tempfile("test-pkg-"), name)
+  dir.create(file.path(src, "R"), recursive = TRUE)
+  writeLines(c(sprintf("Package: %s", name), sprintf("Version: %s", version), sprintf("Title: %s", title),
+               "Description: A package made by the mcplite tests.", "License: MIT",
+               "Authors@R: person('Test', 'Double', email = 't@example.com', role = c('aut', 'cre'))"),
+             file.path(src, "DESCRIPTION"))
+  writeLines(sprintf("export(%s)", exports), file.path(src, "NAMESPACE"))
+  writeLines(code, file.path(src, "R", "code.R"))
+  lib <- tempfile("test-pkg-lib-")
+  dir.create(lib)
+  res <- processx::run(file.path(R.home("bin"), "R"), c("CMD", "INSTALL", "--no-test-load", "-l", lib, src),
+                       error_on_status = FALSE)
+  if (res$status != 0) stop(sprintf("installing the test package %s: %s", name, res$stderr))
+  lib
+}

@@ -324,19 +324,7 @@ test_that("calls whose structured content breaks the output schema are problems,
 private_package <- function() {
   lib <- check_state$private_lib
   if (is.null(lib)) {
-    src <- file.path(tempfile("mcplite-pkg-src-"), "mcplitecheckpkg")
-    dir.create(file.path(src, "R"), recursive = TRUE)
-    writeLines(c("Package: mcplitecheckpkg", "Version: 0.0.1", "Title: A Test Package",
-                 "Description: A test package.", "License: MIT", "Author: mcplite tests",
-                 "Maintainer: mcplite tests <tests@example.org>"),
-               file.path(src, "DESCRIPTION"))
-    writeLines("export(hello)", file.path(src, "NAMESPACE"))
-    writeLines('hello <- function() "hello"', file.path(src, "R", "hello.R"))
-    lib <- tempfile("mcplite-private-lib-")
-    dir.create(lib)
-    out <- system2(file.path(R.home("bin"), "R"), c("CMD", "INSTALL", "-l", shQuote(lib), shQuote(src)),
-                   stdout = TRUE, stderr = TRUE)
-    stopifnot(dir.exists(file.path(lib, "mcplitecheckpkg")))
+    lib <- test_package_lib("mcplitecheckpkg", 'hello <- function() "hello"', "hello")
     check_state$private_lib <- lib
   }
   loadNamespace("mcplitecheckpkg", lib.loc = lib)

@@ -192,20 +192,8 @@ test_that("OTLP/HTTP exporter sends protobuf by default and JSON when asked, to 
 # A library holding a package named mirai, recent enough for mcplite, whose
 # daemons() fails: workers that cannot start, as with a broken mirai install.
 failing_mirai_library <- function() {
-  src <- file.path(tempfile("fake-mirai-"), "mirai")
-  dir.create(file.path(src, "R"), recursive = TRUE)
-  writeLines(c("Package: mirai", "Version: 99.0.0", "Title: Starts No Daemons",
-               "Description: A test double for a broken install.", "License: MIT",
-               "Authors@R: person('Test', 'Double', email = 't@example.com', role = c('aut', 'cre'))"),
-             file.path(src, "DESCRIPTION"))
-  writeLines("export(daemons)", file.path(src, "NAMESPACE"))
-  writeLines('daemons <- function(...) stop("this mirai starts no daemons")', file.path(src, "R", "mirai.R"))
-  lib <- tempfile("fake-mirai-lib-")
-  dir.create(lib)
-  res <- processx::run(file.path(R.home("bin"), "R"), c("CMD", "INSTALL", "--no-test-load", "-l", lib, src),
-                       error_on_status = FALSE)
-  if (res$status != 0) stop("installing the failing mirai: ", res$stderr)
-  lib
+  test_package_lib("mirai", 'daemons <- function(...) stop("this mirai starts no daemons")', "daemons",
+                   version = "99.0.0", title = "Starts No Daemons")
 }
 
 test_that("when the workers fail to start, the server says why and shuts telemetry down (the start span is exported)", {

@@ -324,13 +324,15 @@ test_that("calls whose structured content breaks the output schema are problems,
 private_package <- function() {
   lib <- check_state$private_lib
   if (is.null(lib)) {
-    lib <- test_package_lib("mcplitecheckpkg", 'hello <- function() "hello"', "hello")
+    lib <- test_package_lib(private_package_name, 'hello <- function() "hello"', "hello")
     check_state$private_lib <- lib
   }
-  loadNamespace("mcplitecheckpkg", lib.loc = lib)
+  # (By a variable: R CMD check looks for a literal name in the repositories.)
+  loadNamespace(private_package_name, lib.loc = lib)
   normalizePath(lib, winslash = "/")
 }
 check_state <- new.env(parent = emptyenv())
+private_package_name <- "mcplitecheckpkg"
 
 test_that("the error that stops the script is shown after the R_LIBS fix for a missing package", {
   skip_on_cran()

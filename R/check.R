@@ -42,7 +42,7 @@
 #'   reason is a package that cannot be found in the reduced environment but
 #'   loads in this session (mcplite itself included), the `env` entry that
 #'   fixes it (`R_LIBS`), after which the check goes on with that entry;
-#' * packages the tools' code uses (`pkg::fun()`, `library(pkg)` and the
+#' * packages the tools' code uses (calls through `::`, `library()` and the
 #'   like, found by walking the script with codetools, when installed) that do
 #'   not load in the client's environment, with the `R_LIBS` entry that
 #'   fixes it: such a server starts, and its calls fail;

@@ -177,7 +177,7 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
   reported <- character()
   probe <- NULL
   for (round in 1:5) {
-    probe <- check_start(launch, c(client_env(), env), cwd, "2025-11-25", timeout, info)
+    probe <- check_start(launch, c(client_env(), env), cwd, latest_legacy_version(), timeout, info)
     if (!is.null(probe$client)) break
     missing <- setdiff(missing_packages(probe$stderr), reported)
     if (!length(missing)) break
@@ -227,10 +227,12 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
         "Load fewer packages or do less work before mcp_server(); prepare data lazily inside tools.")
   }
 
-  # Every version: the probe serves 2025-11-25; the others start together.
-  order <- c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05")
-  clients <- list(`2025-11-25` = list(client = client, seen = state$stray_total))
-  spawned <- lapply(setdiff(order, "2025-11-25"), function(v) {
+  # Every version, in preference order: the probe serves the latest legacy
+  # one; the others start together.
+  order <- protocol_versions()$id
+  clients <- list()
+  clients[[latest_legacy_version()]] <- list(client = client, seen = state$stray_total)
+  spawned <- lapply(setdiff(order, latest_legacy_version()), function(v) {
     list(version = v, res = rust_client_spawn(launch$program, launch$args, c(client_env(), env),
                                               TRUE, cwd, v, info))
   })
@@ -268,9 +270,9 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     x <- clients[[v]]
     if (is.null(x$client)) {
       versions[[v]] <- list(asked = v, served = NA_character_, tools = NA_integer_, error = x$error)
-      if (v == "2026-07-28") {
+      if (is_modern_version(v)) {
         add("info", "modern_unsupported",
-            sprintf("The server does not serve 2026-07-28 (%s); clients of that version fall back to the initialize handshake.", x$error),
+            sprintf("The server does not serve %s (%s); clients of that version fall back to the initialize handshake.", v, x$error),
             "Nothing to do; mcplite servers serve every version.")
       } else {
         add("error", "handshake_failed",
@@ -326,7 +328,7 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
         add("error", "call_failed",
             sprintf("Calling %s failed (%s): %s", name, v, conditionMessage(res)),
             "Check the tool name and arguments, and the server's standard error.", tool = name, version = v)
-      } else if (isTRUE(res$isError)) {
+      } else if (isTRUE(res[[wire_name("IS_ERROR")]])) {
         add("error", "call_tool_error",
             sprintf("Calling %s (%s) returned a tool error: %s", name, v, result_text(res)),
             "Fix the tool, or the arguments given in `calls`.", tool = name, version = v)
@@ -556,7 +558,7 @@ check_code_packages <- function(script, rscript, run_env, env, cwd, timeout, inf
     paste(deparse(pkgs, width.cutoff = 500L), collapse = "")
   )
   probe <- check_start(list(program = rscript, args = c("--vanilla", "-e", code)), run_env, cwd,
-                       "2025-11-25", timeout, info)
+                       latest_legacy_version(), timeout, info)
   if (!is.null(probe$client)) probe$client$close(1)
   missing <- intersect(pkgs, missing_packages(probe$stderr))
   if (!length(missing)) return(invisible())

@@ -23,17 +23,20 @@
 #' and from another directory: [mcp_check()] reproduces that.
 #'
 #' ## Protocol versions
-#' `protocol` picks one of the four versions mcplite speaks. For
-#' 2024-11-05, 2025-06-18 and 2025-11-25 the client opens with the
+#' `protocol` picks one of the versions mcplite speaks. For
+#' `r protocol_versions_text("legacy", final = "and")`
+#' the client opens with the
 #' `initialize` handshake (then `notifications/initialized`) and accepts
-#' another of those versions if the server chooses one. For 2026-07-28 there
-#' is no handshake: every request carries the version, empty client
+#' another of those versions if the server chooses one. For
+#' `r protocol_versions_text("modern")`
+#' there is no handshake: every request carries the version, empty client
 #' capabilities and the client's name in `params._meta`, and the client
 #' starts with `server/discover`.
 #'
-#' The default is 2025-11-25 because every MCP server in use today speaks the
-#' handshake versions, while 2026-07-28 needs a server that knows it (mcplite
-#' servers do: choose it to see what newer clients see).
+#' The default is the newest handshake version, `r latest_legacy_version()`,
+#' because every MCP server in use today speaks the handshake versions, while
+#' the newer ones need a server that knows them (mcplite servers do: choose
+#' one to see what newer clients see).
 #'
 #' ## What comes back
 #' Answers are R lists as the JSON arrived: objects become named lists and
@@ -139,8 +142,10 @@
 #' @param env Environment variables for the server, as a named character
 #'   vector, added to those of this session.
 #' @param cwd The server's working directory; `NULL` for the current one.
-#' @param protocol The protocol version: `"2025-11-25"`, `"2025-06-18"`,
-#'   `"2024-11-05"` or `"2026-07-28"`.
+#' @param protocol The protocol version, one of
+#'   `r protocol_versions_text(quote = TRUE)`;
+#'   `NULL` (the default) for the newest handshake version,
+#'   `r latest_legacy_version()`.
 #' @param timeout Seconds to wait for each answer, including the first;
 #'   `Inf` waits as long as it takes. Each method takes its own `timeout` too.
 #' @param client_info The name and version the client announces, as a list.
@@ -164,7 +169,7 @@
 #' client$call("add", list(a = 1, b = 2))$content[[1]]$text
 #' client$close()
 mcp_client <- function(script = NULL, command = NULL, args = character(),
-                       env = NULL, cwd = NULL, protocol = "2025-11-25",
+                       env = NULL, cwd = NULL, protocol = NULL,
                        timeout = 30, client_info = NULL, transcript = FALSE,
                        check_output = TRUE) {
   call <- sys.call()
@@ -198,8 +203,6 @@ local_mcp_client <- function(..., .local_envir = parent.frame()) {
   do.call(base::on.exit, list(cleanup, TRUE, FALSE), envir = .local_envir)
   client
 }
-
-mcp_protocols <- c("2025-11-25", "2025-06-18", "2024-11-05", "2026-07-28")
 
 rscript_path <- function() {
   file.path(R.home("bin"), if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript")
@@ -241,10 +244,12 @@ check_env <- function(env, call) {
 }
 
 check_protocol <- function(protocol, call) {
-  if (!is_string(protocol) || !protocol %in% mcp_protocols) {
+  if (is.null(protocol)) return(latest_legacy_version())
+  served <- protocol_versions()$id
+  if (!is_string(protocol) || !protocol %in% served) {
     abort_mcplite(sprintf(
-      "`protocol` must be one of %s, not %s.",
-      paste0("\"", mcp_protocols, "\"", collapse = ", "), describe_value(protocol)
+      "`protocol` must be one of %s (or NULL), not %s.",
+      paste0("\"", served, "\"", collapse = ", "), describe_value(protocol)
     ), arg = "protocol", call = call)
   }
   protocol
@@ -375,7 +380,7 @@ client_start <- function(launch, env, clear_env, cwd, protocol, timeout, client_
   on.exit(if (!started) rust_client_close_step(ptr, 0, TRUE))
   if (transcript) rust_client_transcript(ptr, TRUE)
   if (!check_output) rust_client_check_output(ptr, FALSE)
-  what <- if (protocol == "2026-07-28") "server/discover" else "initialize"
+  what <- if (is_modern_version(protocol)) "server/discover" else "initialize"
   opened <- client_open(ptr, timeout)
   if (!is.null(opened$error)) {
     client_close(ptr, 1)
@@ -392,8 +397,7 @@ new_client <- function(ptr, opened, launch, timeout) {
   self$protocol <- state$protocol
   self$pid <- as.integer(state$pid)
   self$command <- c(launch$program, launch$args)
-  meta <- opened[["_meta"]]
-  self$server_info <- if (is.null(opened$serverInfo)) meta[["io.modelcontextprotocol/serverInfo"]] else opened$serverInfo
+  self$server_info <- state$server_info
   self$capabilities <- opened$capabilities
   self$instructions <- opened$instructions
   default_timeout <- timeout

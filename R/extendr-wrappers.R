@@ -18,6 +18,8 @@ rust_check_tool_result <- function(x) .Call(wrap__rust_check_tool_result, x)
 
 rust_tool_listing <- function(spec) .Call(wrap__rust_tool_listing, spec)
 
+rust_protocol <- function() .Call(wrap__rust_protocol)
+
 rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, helpers)
 
 rust_json_size <- function(x, opts, helpers) .Call(wrap__rust_json_size, x, opts, helpers)

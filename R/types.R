@@ -352,6 +352,6 @@ object_schema <- function(props, description = NULL, additional = FALSE) {
   schema$description <- description
   schema$properties <- properties
   if (length(required) > 0) schema$required <- as.list(required)
-  schema$additionalProperties <- additional
+  schema[[wire_name("ADDITIONAL_PROPERTIES")]] <- additional
   schema
 }

@@ -6,7 +6,9 @@
 # the vendor archive). Prints one line per check and crate, then the findings;
 # exits non-zero if there are any. Needs the rustfmt and clippy components
 # (rustup component add rustfmt clippy). Last, tools/wire-names.mjs (node):
-# no MCP field name is spelled in Rust code outside src/rust/core/src/wire.rs.
+# no MCP field name is spelled in the R or Rust code outside
+# src/rust/core/src/wire.rs, and no served protocol version outside
+# src/rust/core/src/version.rs.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -50,6 +50,48 @@ test_that("initialize negotiates: requested legacy version, else 2025-11-25, nev
   mcp_validate(out$responses, "2025-11-25", "InitializeResult")
 })
 
+test_that("R's version facts are the ones the server serves and negotiates", {
+  skip_if_no_mcplite_child()
+  versions <- mcplite:::protocol_versions()
+  # What discovery advertises, in its order, with the era of each.
+  out <- mcp_exchange(c(modern("d", "server/discover"), initialize_line("1999-01-01", id = 1)),
+                      server = protocol_server())
+  expect_identical(versions$id, unlist(mcp_by_id(out$responses, "d")$result$supportedVersions))
+  expect_identical(versions$era, ifelse(versions$id == "2026-07-28", "modern", "legacy"))
+  # What an unknown version negotiates, and what clients open with by default.
+  fallback <- mcp_by_id(out$responses, 1)$result$protocolVersion
+  expect_identical(mcplite:::latest_legacy_version(), fallback)
+  client <- checked_client(protocol_server(), env = child_env())
+  expect_identical(client$protocol, fallback)
+  client$close()
+  # The flags R reads, against what each version's listing carries.
+  expect_identical(versions$tool_title_annotations_meta, versions$id != "2024-11-05")
+  expect_identical(versions$output_schema,
+                   c("any", "object", "object", "none")[match(versions$id, all_versions)])
+  # MCP's field names come from the core's vocabulary.
+  expect_identical(mcplite:::wire_name("IS_ERROR"), "isError")
+  expect_identical(mcplite:::wire_name("META_SERVER_INFO"), "io.modelcontextprotocol/serverInfo")
+  expect_error(mcplite:::wire_name("NO_SUCH_NAME"))
+})
+
+test_that("the reference's version table is the core's table, row for row", {
+  # The installed page's table (its Rd source), cell by cell, markup removed.
+  rd <- paste(as.character(tools::Rd_db("mcplite")[["mcp_server.Rd"]]), collapse = "")
+  table <- regmatches(rd, regexpr("\\\\tabular\\{l+\\}\\{.*?\\}\\s*\\}", rd))
+  expect_length(table, 1)
+  plain <- function(x) trimws(gsub("\\\\(code|verb)\\{([^}]*)\\}", "\\2", x))
+  body <- sub("^\\\\tabular\\{l+\\}\\{", "", table)
+  rows <- Filter(nzchar, trimws(strsplit(body, "\\\\cr", fixed = FALSE)[[1]]))
+  page <- lapply(rows, function(r) plain(strsplit(r, "\\\\tab")[[1]]))
+  page <- Filter(function(r) length(r) > 1, page)
+  # The generated Markdown, cell by cell (its separator row left out).
+  md <- strsplit(mcplite:::protocol_versions_table(), "\n")[[1]][-2]
+  generated <- lapply(md, function(l) trimws(gsub("`", "", strsplit(sub("^\\| ?(.*?) ?\\|$", "\\1", l), " \\| ")[[1]])))
+  expect_identical(page, generated)
+  expect_identical(generated[[1]][-1], rev(mcplite:::protocol_versions()$id))
+  expect_true(any(vapply(generated, function(r) identical(r[[1]], "audio and resource-link blocks"), TRUE)))
+})
+
 test_that("modern requests are stateless and carry resultType, serverInfo and cache hints", {
   skip_if_no_mcplite_child()
   out <- mcp_exchange(c(

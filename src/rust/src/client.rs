@@ -357,12 +357,14 @@ fn rust_client_state(ptr: Robj) -> Robj {
             c.stray_lines().into_iter().map(|s| list!(at_ms = s.at_ms, text = s.text).into()).collect();
         let first = c.first_response().map(|d| d.as_secs_f64() * 1000.0);
         let opened = c.opened_answer().and_then(|a| server_r(a.result(), "result").ok());
+        let server_info = c.server_info().and_then(|v| server_r(v, mcplite_core::wire::SERVER_INFO).ok());
         let state = list!(
             pid = c.pid() as f64,
             protocol = c.protocol(),
             alive = alive,
             closed = c.is_closed(),
             opened = opened.unwrap_or_else(|| ().into()),
+            server_info = server_info.unwrap_or_else(|| ().into()),
             first_response_ms = nullable(first),
             elapsed_ms = c.elapsed().as_secs_f64() * 1000.0,
             exit_code = nullable(exit.as_ref().and_then(|e| e.0)),

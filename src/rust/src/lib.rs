@@ -170,6 +170,39 @@ fn rust_tool_listing(spec: Robj) -> Robj {
     })())
 }
 
+/// The protocol facts R reads instead of spelling them (R/protocol.R): the
+/// version table in preference order (`versions`, one column per field of
+/// `core::version::Version` that R or the docs use), the version a legacy
+/// `initialize` falls back to (`latest_legacy`), and MCP's field names
+/// (`names`, a character vector named by `core::wire`'s constants).
+/// @noRd
+#[extendr]
+fn rust_protocol() -> Robj {
+    use mcplite_core::version::{LATEST_LEGACY, VERSIONS};
+    use mcplite_core::wire::NAMES;
+    let column =
+        |f: fn(&mcplite_core::version::Version) -> &'static str| -> Strings { VERSIONS.iter().map(f).collect() };
+    let flag = |f: fn(&mcplite_core::version::Version) -> bool| -> Vec<bool> { VERSIONS.iter().map(f).collect() };
+    let versions = list!(
+        id = column(|v| v.id),
+        era = column(|v| v.era.label()),
+        tool_title_annotations_meta = flag(|v| v.tool_title_annotations_meta),
+        output_schema = column(|v| v.output_schema.label()),
+        structured_content = column(|v| v.structured_content.label()),
+        audio_and_links = flag(|v| v.audio_and_links),
+        last_modified = flag(|v| v.last_modified),
+        content_meta = flag(|v| v.content_meta),
+        strict_schema_members = flag(|v| v.strict_schema_members),
+        modern_result = flag(|v| v.modern_result),
+        initialize_instructions = flag(|v| v.initialize_instructions)
+    );
+    let mut names: Robj = NAMES.iter().map(|(_, name)| *name).collect::<Strings>().into();
+    if names.set_names(NAMES.iter().map(|(id, _)| *id)).is_err() {
+        return ().into(); // unreachable: one identifier per name by construction
+    }
+    list!(versions = versions, latest_legacy = VERSIONS[LATEST_LEGACY].id, names = names).into()
+}
+
 /// On a worker: point stdout at stderr and stdin at the null device, so that
 /// protocol streams inherited from a server are neither written nor held.
 /// @noRd
@@ -237,6 +270,7 @@ extendr_module! {
     fn rust_check;
     fn rust_check_tool_result;
     fn rust_tool_listing;
+    fn rust_protocol;
     fn rust_to_json;
     fn rust_json_size;
     fn rust_json_take_zeroed;

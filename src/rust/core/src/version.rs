@@ -114,8 +114,22 @@ pub const VERSIONS: [Version; 4] = [
 /// Index into [`VERSIONS`]; cheap to copy and compare.
 pub type VersionIndex = usize;
 
-/// What a legacy `initialize` answers when the requested version is not served.
-pub const LATEST_LEGACY: VersionIndex = 1;
+/// What a legacy `initialize` answers when the requested version is not
+/// served: the first legacy row of [`VERSIONS`], found rather than written,
+/// so that adding a version stays one row.
+pub const LATEST_LEGACY: VersionIndex = first_of_era(Era::Legacy);
+
+const fn first_of_era(era: Era) -> VersionIndex {
+    let mut i = 0;
+    while i < VERSIONS.len() {
+        if VERSIONS[i].era as u8 == era as u8 {
+            return i;
+        }
+        i += 1;
+    }
+    // Evaluated at compile time: a table without that era does not build.
+    panic!("VERSIONS has no row of the era asked for")
+}
 
 /// Cache hint on modern discovery and listing results, in milliseconds.
 pub const CACHE_TTL_MS: u64 = 300_000;
@@ -143,6 +157,27 @@ pub fn supported_ids() -> Vec<&'static str> {
     VERSIONS.iter().map(|v| v.id).collect()
 }
 
+impl Era {
+    /// The era's name where it is shown to people (R's version table).
+    pub fn label(self) -> &'static str {
+        match self {
+            Era::Legacy => "legacy",
+            Era::Modern => "modern",
+        }
+    }
+}
+
+impl Structured {
+    /// The shapes' name where they are shown to people (R's version table).
+    pub fn label(self) -> &'static str {
+        match self {
+            Structured::None => "none",
+            Structured::ObjectOnly => "object",
+            Structured::Any => "any",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +195,11 @@ mod tests {
         assert_eq!(VERSIONS[negotiate_legacy("2026-07-28")].id, "2025-11-25");
         assert_eq!(VERSIONS[negotiate_legacy("2025-03-26")].id, "2025-11-25");
         assert_eq!(VERSIONS[negotiate_legacy("bogus")].id, "2025-11-25");
+    }
+
+    #[test]
+    fn the_latest_legacy_version_is_the_first_legacy_row() {
+        assert_eq!(VERSIONS[LATEST_LEGACY].id, "2025-11-25");
+        assert!(VERSIONS[..LATEST_LEGACY].iter().all(|v| v.era == Era::Modern));
     }
 }

@@ -13,7 +13,8 @@
 //! they are also R's list names and JSON Schema's keywords, read and written
 //! in those roles all through the code. `tools/wire-names.mjs` (run by
 //! `tools/lint.sh`) fails if a name of the first kind appears as a string in
-//! non-test Rust code outside this file.
+//! non-test Rust code outside this file, or in the package's R code (which
+//! reads the names it needs through [`NAMES`]: `wire_name()` in R).
 
 macro_rules! wire_names {
     ($($(#[$doc:meta])* $id:ident = $name:literal;)*) => {
@@ -29,8 +30,9 @@ macro_rules! wire_names {
             $(pub const $id: &str = concat!(",\"", $name, "\":");)*
         }
 
-        #[cfg(test)]
-        const ALL: &[&str] = &[$($name),*];
+        /// Every name with its constant's identifier, for the glue to hand
+        /// R (whose code reads a name from here instead of spelling it).
+        pub const NAMES: &[(&str, &str)] = &[$((stringify!($id), $name)),*];
     };
 }
 
@@ -73,6 +75,7 @@ wire_names! {
     ANY_OF = "anyOf";
     ONE_OF = "oneOf";
     ALL_OF = "allOf";
+    ADDITIONAL_PROPERTIES = "additionalProperties";
 }
 
 #[cfg(test)]
@@ -82,7 +85,7 @@ mod tests {
     #[test]
     fn each_name_is_spelled_once_and_its_prefixes_match_it() {
         let mut seen = std::collections::HashSet::new();
-        for name in ALL {
+        for (_, name) in NAMES {
             assert!(seen.insert(*name), "{name} is listed twice");
         }
         assert_eq!(first::RESULT_TYPE, "\"resultType\":");

@@ -7,6 +7,7 @@
 //! from somewhere other than the MCP specification, its source.
 
 use mcplite_core::r::spec::name_follows_spec;
+use mcplite_core::version::{self, Structured, Version, VERSIONS};
 use mcplite_core::wire;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -500,6 +501,11 @@ fn short(v: &Value) -> String {
     }
 }
 
+/// The row of the version table for a version named in a listing.
+fn served(id: &str) -> Option<&'static Version> {
+    version::lookup(id).map(|i| &VERSIONS[i])
+}
+
 /// What the schema files of the versions up to 2025-11-25 demand of a tool
 /// schema: root `type: "object"`, object-valued `properties` members and an
 /// array `required`. A listing that breaks them fails validation in clients
@@ -579,7 +585,7 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
                 );
                 continue;
             };
-            if version.as_str() != "2026-07-28" {
+            if served(version).is_some_and(|v| v.strict_schema_members) {
                 for field in [wire::INPUT_SCHEMA, wire::OUTPUT_SCHEMA] {
                     let Some(schema) = listed.get(field) else { continue };
                     let problems = legacy_schema_problems(schema);
@@ -611,9 +617,9 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
             out.push(f);
         }
         if !dropped.is_empty() {
-            // 2024-11-05 has no output schemas at all; a 2025 version dropping
-            // one means its root is not an object.
-            let only_oldest = dropped.iter().all(|v| *v == "2024-11-05");
+            // A version without output schemas drops every one; another
+            // version dropping one means its root is not an object.
+            let only_oldest = dropped.iter().all(|v| served(v).is_some_and(|v| v.output_schema == Structured::None));
             let (severity, fix) = if only_oldest {
                 (Severity::Info, "nothing to do: those clients read the text content")
             } else {

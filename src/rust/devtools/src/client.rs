@@ -1164,6 +1164,13 @@ impl Client {
         self.opened.as_ref()
     }
 
+    /// How the server names itself: `serverInfo` in an `initialize` result,
+    /// or in the `_meta` of a `server/discover` result.
+    pub fn server_info(&self) -> Option<Val<'_>> {
+        let result = self.opened.as_ref()?.result();
+        result.get(wire::SERVER_INFO).or_else(|| result.get(wire::META)?.get(wire::META_SERVER_INFO))
+    }
+
     /// The exact line of the last answer to one of this client's requests.
     pub fn last_response(&self) -> Option<&str> {
         self.last_response.as_ref().and_then(|d| std::str::from_utf8(d.text()).ok())

@@ -87,223 +87,42 @@
 #' process: while a slow tool runs, every other request waits. With
 #' `workers`, each `tools/call` becomes one task for a
 #' [mirai](https://mirai.r-lib.org) daemon, a background R process, so calls
-#' run side by side and are answered in the order they finish.
-#' `initialize`, `ping`, `tools/list` and `server/discover` are answered at
-#' once even while every worker is busy; calls beyond the number of workers
-#' wait in the server's queue (see "Queued calls" below). mirai must be installed (it is only suggested by
-#' mcplite); asking for workers without it stops the script before it reads
-#' anything from the client.
+#' run side by side and are answered in the order they finish; `initialize`,
+#' `ping`, `tools/list` and `server/discover` are answered at once even while
+#' every worker is busy. `workers = n` starts `n` daemons on this machine when
+#' serving begins and stops them when it ends; `workers = "mirai"` uses the
+#' daemons the script set up itself with [mirai::daemons()], on this machine
+#' or others. mirai must be installed (it is only suggested by mcplite);
+#' asking for workers without it stops the script before it reads anything
+#' from the client.
 #'
-#' * `workers = n` starts `n` daemons on this machine when serving begins
-#'   and stops them when it ends. They get the null device as standard input
-#'   and standard error as standard output, so whatever tools print on them
-#'   goes to the client's log, as in the server. A daemon whose process ends
-#'   during a call (the tool called [quit()], or the process crashed) is
-#'   replaced. What the script set up on a daemon stays there between calls
-#'   (mcplite starts them without mirai's cleanup), and so does what a call
-#'   leaves behind, as in the server process.
-#' * `workers = "mirai"` uses the daemons the script set up itself with
-#'   [mirai::daemons()] before calling `mcp_server()`: local ones, daemons on
-#'   other machines connecting over TCP or TLS, launched over SSH or by a
-#'   cluster manager. mcplite neither starts, replaces nor stops them.
-#'
-#' **How tools reach the workers.** Functions are not shipped to the daemons.
-#' Each worker runs the server script itself once (the file R is running, as
-#' in `Rscript /path/to/server.R`): everything the script sets up before
-#' `mcp_server()` (its `library()` calls, data it reads, helper functions,
-#' options) is set up on the worker too, and `mcp_server()` there only
-#' records the tools, so the rest of the script does not run on workers.
-#' Calls are then sent by tool name, with their arguments. A tool that works
-#' with `workers = 0` therefore works unchanged with workers, with these
-#' differences:
-#'
-#' * State changed by a call stays on the worker that ran it: other workers
-#'   and the server do not see it, and a later call may land on any worker.
-#'   Keep tools free of side effects on R state they rely on, or use
-#'   `workers = 0`.
-#' * The script must be readable at the same path where the daemons run, and
-#'   so must every file it reads. Find files that sit next to the script with
-#'   [script_file()], which gives the same path in the server, on workers and
-#'   under [mcp_check()]. The script's path is resolved against the directory
-#'   R started in, and the daemons mcplite starts begin in that directory
-#'   too (the server's machine and its initial working directory), so a
-#'   `setwd()` in the script has the same effect on them as in the server.
-#'   Load mcplite before the script's first `setwd()`: mcplite learns where R
-#'   started when it is loaded. A script run by a relative path
-#'   (`Rscript server.R`) is found even so (R keeps it open, and the system
-#'   names it), or the workers are refused with the reason; never does a
-#'   worker evaluate another file by that name. Run by its absolute path, such
-#'   a script's relative `setwd()` is replayed from the folder it moved to,
-#'   and the calls fail with an error that says so.
-#'   For remote daemons, copy the script and its data to the same places.
-#' * The script runs again on every worker, including code that only the
-#'   server should run: a script that starts its own daemons for
-#'   `workers = "mirai"` must guard that call, as in
-#'   `if (!mirai::on_daemon()) mirai::daemons(2)`, or each worker starts
-#'   daemons of its own.
-#' * `commandArgs()` on a worker is the daemon's, not the script's.
-#' * Workers draw random numbers from streams of their own, unless the script
-#'   calls [set.seed()] at top level: then every worker starts from that seed.
-#' * The payload options in force when `mcp_server()` is called are set on
-#'   the worker for every call, so a [tool_result()] built there is written
-#'   exactly as in the server; other return values are converted back in the
-#'   server.
-#' * Each call costs a round trip to the daemon (a fraction of a millisecond
-#'   locally). Keep `workers = 0` for quick tools, for tools that must share
-#'   state between calls, and for servers that are not started from a
-#'   script file.
-#'
-#' **Cancellation.** Only with workers, a `notifications/cancelled` for a call
-#' that is running stops it: the daemon is interrupted ([mirai::stop_mirai()]),
-#' and nothing is sent for the cancelled request. A call still running 2
-#' seconds later ignores interrupts (R code that catches every condition, or
-#' a long computation in compiled code): with `workers = n`, mcplite then
-#' kills the daemon running it and starts another in its place, so the
-#' worker is free for the next call; the server says so on standard error.
-#' Daemons of `workers = "mirai"` belong to the script and mcplite cannot
-#' see whether the call stopped: it says on standard error, when the call is
-#' cancelled, that a call ignoring the interrupt keeps that daemon busy until
-#' it ends.
-#'
-#' A call's worker is killed only while its process is still that worker
-#' (its process id and start time both match; on Linux through a pidfd), so
-#' a process id reused by another process is never signalled. A killed
-#' worker's R temporary directory, and the files its tools left there, are
-#' removed with it.
-#'
-#' **Queued calls.** With workers, the server hands mirai at most two calls per
-#' worker (`workers = n`; 256 with `workers = "mirai"`); the other calls wait
-#' in the server, each costing the server the bytes of its arguments as the
-#' client sent them. At most 4,096 calls, or 64 MB of arguments, wait so;
-#' beyond either, the server stops reading its input until a call finishes
-#' (as a server without workers does while a tool runs, and saying so once on
-#' standard error): the client's writes then wait, and no call is refused.
-#' Cancellations the server has already read still stop calls meanwhile.
-#' Handling a message costs the same however many calls are in flight.
-#'
-#' **Who can reach the workers.** With `workers = n` (on Linux and macOS),
-#' the daemons connect to a Unix socket in a directory that the server
-#' creates for itself with mode 0700 (under `TMPDIR`, or `/tmp` when that
-#' path is too long for a socket) and removes when serving ends; mirai's
-#' dispatcher, a thread of the server process, listens only there and
-#' reaches the server in-process. The server's doorbell (how input wakes
-#' its wait for results) is a Unix socket in the same directory. No other
-#' user can connect to either, so no one else can join the pool, receive
-#' calls and their arguments, or answer in a worker's place. The daemons'
-#' temporary directories are inside it too. On Windows the daemons connect
-#' through a named pipe with the default security descriptor Windows gives
-#' it (neither nanonext nor mirai can set one), and the doorbell is a
-#' loopback TCP port that every local user can connect to (a connection
-#' that does not send its random token within 100 ms is dropped): treat a
-#' Windows machine shared with other users as unprotected.
-#'
-#' With `workers = "mirai"` the daemons are the script's, and so is this
-#' protection. [mirai::daemons()] with a number of daemons, or with
-#' [mirai::local_url()] (an abstract socket on Linux, or a loopback port with
-#' `tcp = TRUE`), listens where every local user can connect. On a machine
-#' others use, create a directory only you can enter and listen there:
-#' `dir <- tempfile(); dir.create(dir, mode = "0700")`, then
-#' `mirai::daemons(url = paste0("ipc://", dir, "/w"))` and
-#' `mirai::launch_local(2)`. With mirai 2.7.0 or later the dispatcher is then
-#' reachable only through that socket too. mirai has no way for daemons
-#' that dial in over TCP or TLS to prove who they are (TLS proves the host
-#' to the daemons, not the reverse): any process that can reach such a URL
-#' can join the pool.
-#'
-#' **Errors.** An R error, an interrupt, or a worker process that ends during
-#' a call becomes a tool error for that call only.
-#'
-#' **End of input.** When the client closes standard input, calls still
-#' running are given up to 10 seconds to finish and are answered; calls still
-#' running after that are cancelled and answered with a tool error saying the
-#' server stopped, then the server returns. While it waits, one line on
-#' standard error (the client's log) says how many calls it waits for.
-#'
-#' **Daemons the script starts.** Processes started before `mcp_server()`
-#' takes over standard input and output inherit them, and daemons are no
-#' exception: until mcplite reaches them, they hold the client's pipes. Before
-#' a worker evaluates the script, mcplite points its standard output at its
-#' standard error and its standard input at the null device, as the server
-#' does for itself, so nothing printed there can reach the protocol stream.
-#' mirai discards what daemons print unless they were started with
-#' `output = TRUE`. Daemons on other machines have their own streams.
+#' Functions are not shipped to the daemons: each worker runs the server
+#' script itself once, up to `mcp_server()`, and calls are sent by tool name.
+#' So the script must be a file readable where the daemons run (find the
+#' files next to it with [script_file()]), state a call changes stays on the
+#' worker that ran it, and a cancelled call is stopped.
+#' `vignette("workers", package = "mcplite")` has what runs where,
+#' cancellation, errors, queued calls, who can reach the workers and daemons
+#' on other machines.
 #'
 #' ## Stopping
 #' The client stops the server by closing its standard input, or with a
-#' signal: Claude Code and other clients send SIGINT, then SIGTERM if the
-#' server has not exited. A SIGINT, SIGTERM or SIGHUP (on Windows, the
-#' console's Ctrl-C, Ctrl-Break and close events) that arrives while no tool
-#' runs in the server process stops serving the way end of input does: the
-#' server reads nothing more, answers every request it has already read (in
-#' the server process they run in order; on workers, running calls get the
-#' same 10 seconds), and `mcp_server()` returns, so `Rscript` exits with
-#' status 0. A SIGTERM or SIGHUP during that time (the usual escalation
-#' after a SIGINT or after closing the input, or a second SIGTERM) ends the
-#' wait at once: calls still running, or read but not yet run, are answered
-#' with a tool error saying the server stopped. More SIGINTs change nothing.
-#' Every request read gets exactly one answer.
-#'
-#' **A client that does not read.** An answer is always written whole: when
-#' standard output is full (the client is not reading, or its pipe is
-#' non-blocking and full), the server waits for the client to take more,
-#' however long that takes while serving goes on. Once serving stops, that
-#' wait is bounded: after the end of input or a SIGINT, the server waits
-#' while the client reads, and gives up once the client has read nothing for
-#' 10 seconds (one line on standard error says it waits); a SIGTERM or SIGHUP
-#' ends the wait at once. The server then writes nothing more (the answer it
-#' was writing is left cut short, the last bytes on standard output), says
-#' so on standard error, and `Rscript` exits with status 0. On Windows, a
-#' write blocked on a full pipe is not ended by a stop.
-#'
-#' A SIGINT (Ctrl-C) while a tool runs in the server process interrupts that
-#' tool, and its call becomes a tool error; serving goes on. SIGTERM or
-#' SIGHUP interrupts it too and then stops the server. R code the server runs
-#' for a call, such as `format()` methods while converting a result, counts
-#' as the tool. Someone who starts a server by hand at a terminal stops it
-#' with Ctrl-C.
+#' SIGINT, SIGTERM or SIGHUP (on Windows, the console's Ctrl-C, Ctrl-Break
+#' and close events): the server reads nothing more, answers every request it
+#' has already read, and `mcp_server()` returns, so `Rscript` exits with
+#' status 0. A SIGINT while a tool runs in the server process interrupts that
+#' tool instead, and its call becomes a tool error. Someone who starts a
+#' server by hand at a terminal stops it with Ctrl-C. `vignette("clients",
+#' package = "mcplite")`, "How a client stops the server", has the details:
+#' signals during the wait, calls on workers, a client that does not read.
 #'
 #' ## Tracing
-#' With an OpenTelemetry exporter configured in the environment, every valid
-#' request or notification gets one server span named after its method (for
-#' calls, `tools/call <tool name>`), with the semantic-convention attributes
-#' `mcp.method.name`, `mcp.protocol.version`, `jsonrpc.request.id`,
-#' `network.transport`, and for calls `gen_ai.operation.name` and
-#' `gen_ai.tool.name`. Protocol errors and tool errors set the span status to
-#' error with `error.type`. A W3C `traceparent` (and `tracestate`) in the
-#' request's `params._meta` becomes the parent; malformed values are ignored.
-#' Arguments, results, metadata and error messages are never recorded.
-#'
-#' The exporter is chosen by `OTEL_R_TRACES_EXPORTER`, else
-#' `OTEL_TRACES_EXPORTER`: `none`; `stderr` (OTLP JSON lines on standard
-#' error); `otlp` or `http` (OTLP over HTTP, protobuf unless
-#' `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL` is
-#' `http/json`; endpoint, headers, timeout and compression from the usual
-#' `OTEL_EXPORTER_OTLP_*` variables; plain `http://` endpoints); `otlp/file`
-#' (OTLP JSON lines appended to `OTEL_EXPORTER_OTLP_TRACES_FILE` or
-#' `OTEL_EXPORTER_OTLP_FILE`; the server takes over standard output before
-#' it opens the file, so `/dev/stdout` lands on standard error, and it never
-#' waits on the file: a FIFO that nobody reads turns tracing off with a
-#' warning, and spans that a full FIFO cannot take are dropped). `stdout` and
-#' `console` would corrupt the protocol, so they are refused with a warning on
-#' standard error. Also read:
-#' `OTEL_SDK_DISABLED`, `OTEL_SERVICE_NAME` (default `mcplite`),
-#' `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`
-#' and the `OTEL_BSP_*` batch settings. With no exporter configured, tracing
-#' does nothing at all.
-#'
-#' Tool code needs no tracing calls. When it does start spans with the otel
-#' package (`otel::start_local_active_span()`), they become children of the
-#' request's span and go to the same exporter: mcplite points otel at its
-#' [otel_tracer_provider] for the duration of the server.
-#'
-#' With workers, a call's span stays open until its answer is written, so it
-#' covers the call's time on the worker. The span's trace context travels
-#' with the task: the worker reads the same `OTEL_*` variables (daemons
-#' mcplite starts inherit the server's environment; remote daemons need
-#' them set where they run) and exports a span named
-#' `execute_tool <tool name>`, a child of the server's span, with the tool's
-#' own otel spans inside it. Starting the workers is a root span,
-#' `start workers`; when they cannot start, its error status gives the reason.
+#' With an OpenTelemetry exporter configured in the environment (for example
+#' `OTEL_R_TRACES_EXPORTER=stderr`), every request gets a span; arguments,
+#' results, metadata and error messages are never recorded. With no exporter
+#' configured, tracing does nothing at all. `vignette("mcplite", package =
+#' "mcplite")`, "Trace requests", lists the spans, their attributes and the
+#' environment variables read.
 #'
 #' @param tools A tool made with [tool()] or [ellmer::tool()], or a list of
 #'   them. Tool names must be unique.
@@ -314,7 +133,8 @@
 #'   mcplite starts and stops; or `"mirai"` on the daemons the script set up
 #'   with [mirai::daemons()]. See "Workers" below.
 #' @param name,version How the server names itself to clients (`serverInfo`
-#'   in the `initialize` answer, and in every 2026-07-28 result's metadata),
+#'   in the `initialize` answer, and in the metadata of every
+#'   `r protocol_versions_text("modern")` result),
 #'   each a single non-empty string; by default `"mcplite"` and the package's
 #'   version. Clients show the name in logs and some in their interface; the
 #'   name clients list the server under is the one in their configuration

@@ -221,7 +221,8 @@ workers_start <- function(config, dir) {
 }
 
 # The daemons' socket: a Unix socket in the private directory; on Windows a
-# named pipe (nng's ipc://), which any local user may open (see ?mcp_server).
+# named pipe (nng's ipc://), which any local user may open (see "Who can
+# reach the workers" in vignette("workers")).
 workers_url <- function(dir) {
   if (.Platform$OS.type == "windows") {
     sprintf("ipc://%s", basename(dir))

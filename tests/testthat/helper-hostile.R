@@ -255,8 +255,8 @@ hs_utf8 <- function(x) {
 # A JSON string literal for any R string (UTF-8), for building argument JSON.
 json_str <- function(x) as.character(jsonlite::toJSON(enc2utf8(x), auto_unbox = TRUE))
 
-# Start a server like mcp_start() does (stdout through the harness's FIFO, so
-# the same line checks apply), but with standard error either closed before R
+# Start a server like mcp_start() does (stdout the same FIFO, so the same
+# line checks apply), but with standard error either closed before R
 # starts (`stderr = "closed"`, the shell's 2>&-) or a pipe the caller may close
 # (`stderr = "pipe"`; close(proc$process$get_error_connection()) leaves it a
 # pipe without a reader).
@@ -269,18 +269,13 @@ hs_spawn <- function(script, stderr = c("closed", "pipe"), env = NULL) {
   proc$lines <- character()
   proc$queue <- list()
   proc$stderr_file <- tempfile("mcp-stderr-", fileext = ".txt")
-  proc$fifo <- NULL
-  fifo <- tempfile("mcp-stdout-")
-  if (system2("mkfifo", shQuote(fifo)) != 0) stop("mkfifo failed")
-  proc$fifo <- fifo
-  proc$con <- fifo(fifo, open = "rb", blocking = FALSE)
   child_env <- c("current", R_LIBS = mcp_child_libs(), env)
   proc$process <- if (stderr == "closed") {
     processx::process$new("sh", c("-c", 'exec "$0" --vanilla "$1" 2>&-', mcp_rscript(), proc$script),
-                          stdin = "|", stdout = fifo, stderr = NULL, env = child_env, cleanup = TRUE)
+                          stdin = "|", stdout = mcp_stdout_pipe(proc), stderr = NULL, env = child_env, cleanup = TRUE)
   } else {
     processx::process$new(mcp_rscript(), c("--vanilla", proc$script),
-                          stdin = "|", stdout = fifo, stderr = "|", env = child_env, cleanup = TRUE)
+                          stdin = "|", stdout = mcp_stdout_pipe(proc), stderr = "|", env = child_env, cleanup = TRUE)
   }
   class(proc) <- "mcp_server_process"
   proc

@@ -10,8 +10,14 @@
 #
 # Every read asserts that every stdout byte belongs to a JSON-RPC response line:
 # valid UTF-8, one JSON object per "\n"-terminated line, jsonrpc "2.0", exactly
-# one of result / error. stdout is read as raw bytes (through a FIFO on Unix),
-# so invalid UTF-8 cannot be silently dropped by a decoder.
+# one of result / error. stdout is read as raw bytes (mcp_stdout_bytes()), so
+# invalid UTF-8 cannot be silently dropped by a decoder. On Unix it is a FIFO
+# (a pipe, as most clients give a server; processx's own "|" is a socket pair)
+# read through processx's connection. Never read a non-blocking R connection
+# (fifo(blocking = FALSE)) for this: R 4.2's buffered readBin() reads in 8 KB
+# slices and, when the pipe runs dry exactly at a slice's end, signals an
+# error for the EAGAIN that follows and drops every byte it had already taken
+# out of the pipe (a pipe-full of answers lost, seen as a stalled server).
 
 mcp_rscript <- function() {
   exe <- if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript"
@@ -42,24 +48,13 @@ mcp_start <- function(script_or_code, env = NULL, args = character()) {
   state$lines <- character() # every complete line (without "\n")
   state$queue <- list() # parsed responses not yet returned by mcp_read()
   state$stderr_file <- tempfile("mcp-stderr-", fileext = ".txt")
-  state$fifo <- NULL
 
   child_env <- c("current", R_LIBS = mcp_child_libs())
   if (length(env)) child_env <- c(child_env, env)
 
-  stdout <- "|"
-  if (.Platform$OS.type == "unix" && nzchar(Sys.which("mkfifo"))) {
-    fifo <- tempfile("mcp-stdout-")
-    if (system2("mkfifo", shQuote(fifo)) == 0) {
-      # Open the reading end first (non-blocking), so the child's open succeeds.
-      state$fifo <- fifo
-      state$con <- fifo(fifo, open = "rb", blocking = FALSE)
-      stdout <- fifo
-    }
-  }
   state$process <- processx::process$new(
     mcp_rscript(), c("--vanilla", script, args),
-    stdin = "|", stdout = stdout, stderr = state$stderr_file,
+    stdin = "|", stdout = mcp_stdout_pipe(state), stderr = state$stderr_file,
     env = child_env, encoding = "UTF-8", cleanup = TRUE
   )
   class(state) <- "mcp_server_process"
@@ -72,15 +67,37 @@ print.mcp_server_process <- function(x, ...) {
   invisible(x)
 }
 
+# What a server's stdout is, for processx::process$new(stdout =): on Unix a
+# FIFO whose reading end `proc$stdout_con` the harness holds, elsewhere "|".
+mcp_stdout_pipe <- function(proc) {
+  if (.Platform$OS.type != "unix") return("|")
+  proc$stdout_kind <- "fifo"
+  proc$stdout_con <- processx::conn_create_fifo(tempfile("mcp-stdout-"), read = TRUE)
+  processx::conn_file_name(proc$stdout_con)
+}
+
+# The stdout bytes a server has written and nobody has read yet, without
+# waiting: every byte exactly once (raw(0) when none is ready, and at end of
+# file). At most `n` bytes when n >= 0.
+mcp_stdout_bytes <- function(proc, n = -1) {
+  if (!is.null(proc$stdout_con)) return(processx::conn_read_bytes(proc$stdout_con, n))
+  if (identical(proc$stdout_kind, "fifo")) return(raw()) # released: the server is gone
+  proc$process$read_output_bytes(n)
+}
+
+# Let go of the FIFO (once the server is gone, or given up on).
+mcp_stdout_release <- function(proc) {
+  if (is.null(proc$stdout_con)) return(invisible())
+  path <- processx::conn_file_name(proc$stdout_con)
+  try(close(proc$stdout_con), silent = TRUE)
+  unlink(path)
+  proc$stdout_con <- NULL
+  invisible()
+}
+
 # Read whatever stdout bytes are available now; returns the number read.
 mcp_pump <- function(proc) {
-  chunk <- if (is.null(proc$fifo)) {
-    txt <- proc$process$read_output()
-    charToRaw(enc2utf8(txt))
-  } else {
-    # A non-blocking FIFO read with no data pending signals an error (EAGAIN).
-    tryCatch(readBin(proc$con, "raw", 1048576L), error = function(e) raw())
-  }
+  chunk <- mcp_stdout_bytes(proc)
   if (length(chunk)) {
     proc$stdout <- c(proc$stdout, chunk)
     proc$buffer <- c(proc$buffer, chunk)
@@ -231,11 +248,7 @@ mcp_close <- function(proc, timeout = 30) {
   proc$process$wait(1000)
   # Drain: the writer has exited, so everything is in the pipe now.
   repeat if (mcp_pump(proc) == 0) break
-  if (!is.null(proc$fifo)) {
-    try(close(proc$con), silent = TRUE)
-    unlink(proc$fifo)
-    proc$fifo <- NULL
-  }
+  mcp_stdout_release(proc)
   if (length(proc$buffer)) {
     tail <- proc$buffer[seq_len(min(200, length(proc$buffer)))]
     tail <- if (validUTF8(rawToChar(tail))) encodeString(rawToChar(tail)) else paste(tail, collapse = " ")
@@ -252,14 +265,10 @@ mcp_close <- function(proc, timeout = 30) {
   )
 }
 
-# Kill a server and release its stdout FIFO (for tests that stop early).
+# Kill a server (for tests that stop early).
 mcp_kill <- function(proc) {
   if (proc$process$is_alive()) proc$process$kill()
-  if (!is.null(proc$fifo)) {
-    try(close(proc$con), silent = TRUE)
-    unlink(proc$fifo)
-    proc$fifo <- NULL
-  }
+  mcp_stdout_release(proc)
   invisible(proc)
 }
 

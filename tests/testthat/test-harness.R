@@ -86,6 +86,38 @@ test_that("mcp_send() delivers raw bytes exactly, including invalid UTF-8", {
   expect_equal(out$responses[[1]]$result$hex, "fffe7b0a7b2261223a31")
 })
 
+test_that("the harness gets every stdout byte, whatever sizes the pipe holds when it reads", {
+  # Each line is written only after the harness asked for it, so the pipe
+  # holds exactly one line when the harness reads. A non-blocking fifo() read
+  # with readBin() (R 4.2 reads it in 8 KB slices) lost a whole read when the
+  # pipe ran dry exactly at a slice's end: these sizes are such ends, and
+  # their neighbours.
+  sizes <- c(8096L, 16192L, 8095L, 8097L, 4096L, 8192L, 65536L, 64768L, 1L + 8096L * 3L, 100L)
+  server <- c(
+    'con <- file("stdin", "r")',
+    sprintf("for (size in c(%s)) {", paste0(sizes, "L", collapse = ", ")),
+    '  if (!length(readLines(con, n = 1))) break',
+    '  head <- sprintf(\'{"jsonrpc":"2.0","id":%d,"result":{"pad":"\', size)',
+    '  pad <- strrep("x", size - nchar(head) - 4L)',
+    '  cat(head, pad, \'"}}\', "\\n", sep = "")',
+    '  flush(stdout())',
+    '}'
+  )
+  proc <- mcp_start(server)
+  for (size in sizes) {
+    mcp_send(proc, "next")
+    got <- mcp_read(proc, 1, timeout = 60)
+    expect_length(got, 1)
+    if (length(got)) {
+      expect_identical(got[[1]]$id, size)
+      expect_identical(nchar(attr(got[[1]], "json"), "bytes") + 1L, size)
+    }
+  }
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_identical(length(out$stdout), sum(sizes))
+})
+
 test_that("stdout pollution fails the test, whatever its form", {
   good <- '{"jsonrpc":"2.0","id":1,"result":{}}'
   # Each stand-in server, with the diagnosis the harness must give.

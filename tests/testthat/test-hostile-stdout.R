@@ -17,9 +17,9 @@ so_big_call <- function(id, kb) modern_call(id, "echo", sprintf('{"text":"%s","t
 
 so_big_text <- function(kb) paste(rep(strrep("x", 999), kb), collapse = " ")
 
-# Start the fixture server like mcp_start() (stdout through the harness's
-# FIFO), its stdout file description blocking or non-blocking (perl sets
-# O_NONBLOCK on it, then execs Rscript, which inherits it).
+# Start the fixture server like mcp_start() (stdout the harness's FIFO), its
+# stdout file description blocking or non-blocking (perl sets O_NONBLOCK on
+# it, then execs Rscript, which inherits it).
 so_start <- function(stdout = c("blocking", "non-blocking")) {
   stdout <- match.arg(stdout)
   if (stdout == "blocking") return(mcp_start(mcp_fixture_server()))
@@ -31,10 +31,6 @@ so_start <- function(stdout = c("blocking", "non-blocking")) {
   proc$lines <- character()
   proc$queue <- list()
   proc$stderr_file <- tempfile("mcp-stderr-", fileext = ".txt")
-  fifo <- tempfile("mcp-stdout-")
-  if (system2("mkfifo", shQuote(fifo)) != 0) stop("mkfifo failed")
-  proc$fifo <- fifo
-  proc$con <- fifo(fifo, open = "rb", blocking = FALSE)
   nonblock <- paste(
     "use Fcntl;",
     "my $flags = fcntl(STDOUT, F_GETFL, 0) or die qq(F_GETFL: $!);",
@@ -43,7 +39,7 @@ so_start <- function(stdout = c("blocking", "non-blocking")) {
   )
   proc$process <- processx::process$new(
     "perl", c("-e", nonblock, mcp_rscript(), "--vanilla", proc$script),
-    stdin = "|", stdout = fifo, stderr = proc$stderr_file,
+    stdin = "|", stdout = mcp_stdout_pipe(proc), stderr = proc$stderr_file,
     env = c("current", R_LIBS = mcp_child_libs()), cleanup = TRUE
   )
   class(proc) <- "mcp_server_process"
@@ -100,7 +96,7 @@ so_blocked <- function(act, stdout = "blocking", kb = 4000) {
   exited <- so_wait_exit(proc)
   if (!exited) mcp_kill(proc)
   # Everything left in the pipe: the writer is gone.
-  if (!is.null(proc$fifo)) repeat if (mcp_pump(proc) == 0) break
+  repeat if (mcp_pump(proc) == 0) break
   out <- list(
     began = began, exited = exited, status = proc$process$get_exit_status(),
     stderr = mcp_stderr(proc), lines = proc$lines, tail = proc$buffer
@@ -185,7 +181,7 @@ test_that("after the end of input or a SIGINT, a client that reads slowly still 
     mcp_send(proc, paste(mapply(so_big_call, ids, case$sizes), collapse = "\n"))
     chunks <- list()
     sip <- function() {
-      chunk <- tryCatch(readBin(proc$con, "raw", 65536L), error = function(e) raw())
+      chunk <- mcp_stdout_bytes(proc, 65536L)
       chunks[[length(chunks) + 1L]] <<- chunk
       chunk
     }

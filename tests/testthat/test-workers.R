@@ -571,7 +571,6 @@ check_worker_streams <- function(workers) {
   expect_identical(normalizePath(fds[["1"]]), normalizePath(proc$stderr_file))
   links <- unlist(fds)
   expect_false(any(links %in% protocol))
-  if (!is.null(proc$fifo)) expect_false(any(links == normalizePath(proc$fifo)))
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   expect_true(wait_until(function() !dir.exists(file.path("/proc", worker)), timeout = 30))

@@ -28,6 +28,8 @@ rust_serve <- function(settings) .Call(wrap__rust_serve, settings)
 
 rust_on_exit <- function() .Call(wrap__rust_on_exit)
 
+rust_progress <- function(progress, total, message) .Call(wrap__rust_progress, progress, total, message)
+
 rust_otel_start_span <- function(name, attributes, kind) .Call(wrap__rust_otel_start_span, name, attributes, kind)
 
 rust_otel_span_set_attributes <- function(ptr, attributes) .Call(wrap__rust_otel_span_set_attributes, ptr, attributes)

@@ -33,10 +33,12 @@
 #' ## Scope
 #' mcplite serves tools only, over standard input and output only. It does not
 #' offer prompts, resource listing or reading, subscriptions, sampling,
-#' elicitation, roots, tasks, progress notifications, JSON-RPC batches or HTTP
+#' elicitation, roots, tasks, JSON-RPC batches or HTTP
 #' transports, and it never sends requests to the client. Resource links and
 #' embedded resources in results are plain content: they do not make anything
-#' readable through the server.
+#' readable through the server. The one message it sends unasked is the
+#' progress a tool reports with [mcp_progress()], to a client that asked for
+#' it; see `vignette("long-running")`.
 #'
 #' ## Protocol versions
 #' One server answers clients of four protocol versions. A client that starts

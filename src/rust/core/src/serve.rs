@@ -15,6 +15,7 @@ use crate::dispatch::{
     stopped_message, Answer, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
+use crate::progress::{lock_output, Output, Progress};
 use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
 use std::collections::{HashMap, HashSet};
@@ -142,6 +143,7 @@ impl Drop for Lines {
 fn spawn_reader<R: BufRead + Send + 'static>(
     input: R,
     cancelled: Cancelled,
+    progress: Progress,
     waker: Option<InputWaker>,
 ) -> io::Result<Lines> {
     let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<Incoming>)>(READ_AHEAD);
@@ -162,6 +164,8 @@ fn spawn_reader<R: BufRead + Send + 'static>(
             };
             if let Ok(Incoming::Notification(msg)) = &item {
                 if let Some(key) = cancellation_of(msg) {
+                    // Nothing more is sent for it from now on, progress included.
+                    progress.board().drop_call(&key);
                     lock(&cancelled).insert(key);
                 }
             }
@@ -187,8 +191,9 @@ struct Running {
 
 /// One serving session: everything handling a message touches.
 pub struct Session<'a, W: Write, H: ToolHost> {
-    out: &'a mut W,
-    output_closed: bool,
+    /// Shared with the progress thread (see [`crate::progress`]).
+    out: &'a Mutex<Output<W>>,
+    progress: Progress,
     server: &'a mut Server<H::Fun>,
     host: &'a mut H,
     telemetry: &'a mut Telemetry,
@@ -202,10 +207,16 @@ pub struct Session<'a, W: Write, H: ToolHost> {
 }
 
 impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
-    pub fn new(out: &'a mut W, server: &'a mut Server<H::Fun>, host: &'a mut H, telemetry: &'a mut Telemetry) -> Self {
+    pub fn new(
+        out: &'a Mutex<Output<W>>,
+        progress: Progress,
+        server: &'a mut Server<H::Fun>,
+        host: &'a mut H,
+        telemetry: &'a mut Telemetry,
+    ) -> Self {
         Session {
             out,
-            output_closed: false,
+            progress,
             server,
             host,
             telemetry,
@@ -216,14 +227,27 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
         }
     }
 
-    fn write(&mut self, mut line: Vec<u8>) {
-        if self.output_closed || line.is_empty() {
+    fn output_closed(&self) -> bool {
+        lock_output(self.out).closed
+    }
+
+    fn write(&mut self, line: Vec<u8>) {
+        self.write_answer(None, line);
+    }
+
+    /// Write an answer line; for a call (`key`), first the progress value it
+    /// still held back, then close it, under the output lock, so nothing for
+    /// it follows the answer.
+    fn write_answer(&mut self, key: Option<&IdKey>, mut line: Vec<u8>) {
+        let mut out = lock_output(self.out);
+        if let Some(mut held) = key.and_then(|k| self.progress.board().close(k)) {
+            out.write_line(&mut held);
+        }
+        if line.is_empty() {
             return;
         }
-        line.push(b'\n');
-        if self.out.write_all(&line).and_then(|_| self.out.flush()).is_err() {
-            self.output_closed = true;
-        }
+        out.write_line(&mut line);
+        drop(out);
         crate::dispatch::recycle_line(line);
     }
 
@@ -238,6 +262,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                     // In order now: an earlier request with this id was
                     // answered, dropped, or is running on a worker.
                     lock(&self.cancelled).remove(&key);
+                    self.progress.board().drop_call(&key);
                     self.cancel_running(&key);
                 }
                 let facts = Facts { version: self.server.version_hint(&msg), ..Default::default() };
@@ -249,9 +274,9 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 let reply = {
                     let _current = self.telemetry.enter(&span);
                     if self.refuse_calls {
-                        handle_guarded(self.server, &msg, &mut Stopped(&mut *self.host), traceparent)
+                        handle_guarded(self.server, &msg, &mut Stopped(&mut *self.host), traceparent, &self.progress)
                     } else {
-                        handle_guarded(self.server, &msg, self.host, traceparent)
+                        handle_guarded(self.server, &msg, self.host, traceparent, &self.progress)
                     }
                 };
                 match reply {
@@ -269,6 +294,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
     /// Stop the running call with this request id, if there is one: nothing
     /// is answered for it.
     fn cancel_running(&mut self, key: &IdKey) {
+        self.progress.board().drop_call(key);
         let Some(task) = self.task_of.remove(key) else { return };
         if let Some(r) = self.running.remove(&task) {
             self.host.cancel(task);
@@ -331,12 +357,13 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 crate::dispatch::settle(id);
             }
         };
-        if id.is_some_and(|id| lock(&self.cancelled).contains(id.key())) {
-            settle(id);
+        if let Some(id) = id.filter(|id| lock(&self.cancelled).contains(id.key())) {
+            self.progress.board().drop_call(id.key());
+            settle(Some(id));
             return;
         }
         settle(id);
-        self.write(answer.line);
+        self.write_answer(id.map(RequestId::key), answer.line);
     }
 
     /// Stop waiting for calls still running (winding down took too long or
@@ -389,16 +416,38 @@ pub fn serve<R, W, H>(
 ) -> io::Result<Ending>
 where
     R: BufRead + Send + 'static,
+    W: Write + Send,
+    H: ToolHost,
+{
+    let out = Mutex::new(Output { writer: output, closed: false });
+    let progress = Progress::default();
+    std::thread::scope(|scope| {
+        let sender = std::thread::Builder::new()
+            .name("mcplite-progress".into())
+            .spawn_scoped(scope, || crate::progress::run_sender(&progress, &out))?;
+        let ending = serve_session(input, Session::new(&out, progress.clone(), server, host, telemetry), stop_requests);
+        progress.stop();
+        let _ = sender.join();
+        ending
+    })
+}
+
+fn serve_session<R, W, H>(
+    input: R,
+    mut s: Session<'_, W, H>,
+    stop_requests: &dyn Fn() -> StopRequests,
+) -> io::Result<Ending>
+where
+    R: BufRead + Send + 'static,
     W: Write,
     H: ToolHost,
 {
-    let mut s = Session::new(output, server, host, telemetry);
     let waker = s.host.input_waker();
-    let rx = spawn_reader(input, s.cancelled.clone(), waker)?;
+    let rx = spawn_reader(input, s.cancelled.clone(), s.progress.clone(), waker)?;
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
     loop {
-        if s.output_closed {
+        if s.output_closed() {
             return Ok(Ending::OutputClosed);
         }
         let requests = stop_requests();
@@ -494,10 +543,11 @@ pub fn handle_line<H: ToolHost>(
     telemetry: &mut Telemetry,
     line: &[u8],
 ) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut s = Session::new(&mut out, server, host, telemetry);
+    let out = Mutex::new(Output { writer: Vec::new(), closed: false });
+    let mut s = Session::new(&out, Progress::default(), server, host, telemetry);
     s.process(envelope::classify(line.to_vec()));
-    out
+    drop(s);
+    out.into_inner().unwrap_or_else(|e| e.into_inner()).writer
 }
 
 /// Handle one request; a bug that panics still gives the request its one
@@ -509,10 +559,11 @@ fn handle_guarded<H: ToolHost>(
     msg: &Message,
     host: &mut H,
     traceparent: Option<String>,
+    progress: &Progress,
 ) -> Reply {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     let owed_before = msg.id.as_ref().map_or(0, crate::dispatch::owed_count);
-    match catch_unwind(AssertUnwindSafe(|| server.handle(msg, host, traceparent))) {
+    match catch_unwind(AssertUnwindSafe(|| server.handle(msg, host, traceparent, progress))) {
         Ok(reply) => reply,
         Err(_) => match &msg.id {
             Some(id) => {

@@ -201,3 +201,57 @@ test_that("mcp_progress() refuses bad arguments with a classed error", {
     mcp_progress(1, message = NA_character_)
   })
 })
+
+# ---- mcp_client(): $call(progress = ) and $progress() -------------------------
+
+test_that("mcp_client()'s $call() hands each progress notification to a callback while it waits", {
+  skip_if_no_mcplite_child()
+  for (protocol in c("2024-11-05", "2026-07-28")) {
+    client <- fixture_client(protocol, server = "progress-server.R")
+    barrier <- tempfile("client-barrier-")
+    done <- tempfile("client-done-")
+    seen <- list()
+    # The tool waits for files only the callback creates: the callback runs
+    # while the call waits, as each notification arrives.
+    res <- client$call("report_wait", list(barrier = barrier, done = done), progress = function(progress, total, message) {
+      seen[[length(seen) + 1L]] <<- list(progress = progress, total = total, message = message)
+      file.create(if (progress == 1) barrier else done)
+    })
+    expect_identical(res$content[[1]]$text, "finished")
+    expect_identical(vapply(seen, function(p) p$progress, integer(1)), 1:2)
+    expect_identical(seen[[1]]$total, 2L)
+    if (protocol == "2024-11-05") expect_null(seen[[1]]$message) else expect_identical(seen[[1]]$message, "started")
+    recorded <- client$progress()
+    expect_length(recorded, 2)
+    expect_identical(recorded[[2]]$progress, 2L)
+    expect_false(is.null(recorded[[1]]$progressToken))
+    unlink(c(barrier, done))
+  }
+})
+
+test_that("$call(progress = TRUE) records the notifications; without it the server sends none", {
+  skip_if_no_mcplite_child()
+  client <- fixture_client("2025-06-18", server = "progress-server.R")
+  res <- client$call("wobbly", progress = TRUE)
+  expect_identical(res$content[[1]]$text, "wobbled")
+  values <- vapply(client$progress(), function(p) p$progress, integer(1))
+  expect_identical(values[[length(values)]], 6L)
+  expect_true(all(diff(values) > 0))
+  before <- length(client$notifications())
+  client$call("wobbly")
+  expect_length(client$notifications(), before)
+  expect_snapshot(error = TRUE, client$call("wobbly", progress = "yes"))
+})
+
+test_that("mcp_check(calls = ) reports progress the server dropped and bad mcp_progress() arguments", {
+  skip_if_no_mcplite_child()
+  res <- mcp_check(mcp_fixture_server("progress-server.R"), env = child_env(),
+                   calls = list(wobbly = list(), bad = list(which = "total")))
+  found <- res$problems[res$problems$rule == "progress_not_increasing", ]
+  expect_true(nrow(found) >= 1)
+  expect_true(all(found$tool == "wobbly"))
+  expect_true(all(found$severity == "warning"))
+  failed <- res$problems[res$problems$rule == "call_tool_error" & res$problems$tool == "bad", ]
+  expect_true(nrow(failed) >= 1)
+  expect_match(failed$message[[1]], "`total` (2) must not be smaller than `progress` (3)", fixed = TRUE)
+})

@@ -109,9 +109,24 @@ pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<R
         .map_err(|e| Finished::Failed(format!("Tool {name} received arguments too large for R to hold ({e}).")))
 }
 
+/// `tool_closure()` (R/invoke.R) around the tool's own function: a
+/// cancellation of the call interrupts that, and only that. Leaving, R drops
+/// an interrupt it was handed and has not acted on yet.
+pub fn closure_scope(enter: bool) {
+    if enter {
+        platform::closure_enter();
+    } else if platform::closure_leave() {
+        ffi::drop_pending_interrupt();
+    }
+}
+
 impl ToolHost for RHost {
     type Fun = RFun;
     type Value = Sx;
+
+    fn canceller(&mut self) -> Option<mcplite_core::dispatch::Canceller> {
+        Some(Box::new(platform::cancel_closure))
+    }
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();

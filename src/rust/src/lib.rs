@@ -163,6 +163,14 @@ fn rust_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
     }
 }
 
+/// The tool's own function starts (`TRUE`) or ends (`FALSE`): see
+/// `host::closure_scope`.
+/// @noRd
+#[extendr]
+fn rust_closure_scope(enter: bool) {
+    host::closure_scope(enter);
+}
+
 /// The process is ending (an exit finalizer): answer a call in flight.
 /// @noRd
 #[extendr]
@@ -259,6 +267,7 @@ extendr_module! {
     fn rust_serve;
     fn rust_on_exit;
     fn rust_progress;
+    fn rust_closure_scope;
     use client;
     use config_file;
     use otel;

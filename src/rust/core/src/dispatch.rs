@@ -200,6 +200,12 @@ pub trait ToolHost {
     fn input_waker(&mut self) -> Option<InputWaker> {
         None
     }
+    /// What the input reader calls when it reads a cancellation of the call
+    /// this host is running in this process now (see [`Canceller`]). Taken
+    /// once, when serving starts.
+    fn canceller(&mut self) -> Option<Canceller> {
+        None
+    }
     /// Whether [`ToolHost::poll`] ends as soon as the input waker is called,
     /// so serving may wait there instead of on the input.
     fn wakes_on_input(&self) -> bool {
@@ -221,6 +227,12 @@ pub trait ToolHost {
 
 /// See [`ToolHost::input_waker`]: called from the input reader's thread.
 pub type InputWaker = Box<dyn Fn() + Send>;
+
+/// See [`ToolHost::canceller`]: called from the input reader's thread while
+/// the call it cancels is being served on the host's thread (from before
+/// its tool runs until its answer is made). Interrupts the tool's own
+/// function if it is running; returns whether it did.
+pub type Canceller = Box<dyn Fn() -> bool + Send>;
 
 /// Requests to stop serving since it began (signals, console events): an
 /// input of the serve loop of its own ([`crate::serve::serve`]'s

@@ -12,7 +12,8 @@
 
 use crate::dispatch::TaskId;
 use crate::dispatch::{
-    stopped_message, Answer, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
+    stopped_message, Answer, Canceller, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped,
+    ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::progress::{lock_output, Output, Progress};
@@ -140,11 +141,37 @@ impl Drop for Lines {
     }
 }
 
+/// The tool call the handler is serving in this process now (from before
+/// its tool runs until its answer is made), for the reader to cancel.
+type Current = Arc<Mutex<Option<IdKey>>>;
+
+fn lock_current(c: &Current) -> std::sync::MutexGuard<'_, Option<IdKey>> {
+    c.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The reader read a cancellation of the call being served in this process:
+/// interrupt its tool function, or say why nothing is interrupted.
+fn cancel_current(current: &Current, key: &IdKey, canceller: Option<&Canceller>) {
+    let Some(cancel) = canceller else { return };
+    let serving = lock_current(current);
+    if serving.as_ref() != Some(key) {
+        return;
+    }
+    // Under the lock: the handler cannot move on to another call meanwhile.
+    if !cancel() {
+        diag(
+            "mcplite: a tool call was cancelled while the server ran its own R code for it (not the tool's function), or where the function cannot be interrupted; that goes on, and the answer is dropped.",
+        );
+    }
+}
+
 fn spawn_reader<R: BufRead + Send + 'static>(
     input: R,
     cancelled: Cancelled,
     progress: Progress,
     waker: Option<InputWaker>,
+    current: Current,
+    canceller: Option<Canceller>,
 ) -> io::Result<Lines> {
     let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<Incoming>)>(READ_AHEAD);
     let budget = Arc::new(Budget::default());
@@ -166,7 +193,8 @@ fn spawn_reader<R: BufRead + Send + 'static>(
                 if let Some(key) = cancellation_of(msg) {
                     // Nothing more is sent for it from now on, progress included.
                     progress.board().drop_call(&key);
-                    lock(&cancelled).insert(key);
+                    lock(&cancelled).insert(key.clone());
+                    cancel_current(&current, &key, canceller.as_ref());
                 }
             }
             let stop = item.is_err();
@@ -204,6 +232,7 @@ pub struct Session<'a, W: Write, H: ToolHost> {
     task_of: HashMap<IdKey, TaskId>,
     /// Winding down was cut short: tool calls are answered without running.
     refuse_calls: bool,
+    current: Current,
 }
 
 impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
@@ -224,6 +253,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             running: HashMap::new(),
             task_of: HashMap::new(),
             refuse_calls: false,
+            current: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -269,6 +299,17 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 self.telemetry.end(span, &facts);
             }
             Incoming::Request(msg) => {
+                let call_key = msg.id.as_ref().filter(|_| msg.method == "tools/call").map(|id| id.key().clone());
+                if call_key.as_ref().is_some_and(|k| lock(&self.cancelled).contains(k)) {
+                    // Cancelled before it started (the cancellation is
+                    // later in the input, already read): it never runs and
+                    // gets no answer.
+                    let span = self.telemetry.begin(&msg);
+                    let facts = Facts { version: self.server.version_hint(&msg), ..Default::default() };
+                    self.telemetry.end(span, &facts);
+                    return;
+                }
+                *lock_current(&self.current) = call_key;
                 let span = self.telemetry.begin(&msg);
                 let traceparent = self.telemetry.traceparent(&span);
                 let reply = {
@@ -279,6 +320,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                         handle_guarded(self.server, &msg, self.host, traceparent, &self.progress)
                     }
                 };
+                *lock_current(&self.current) = None;
                 match reply {
                     Reply::Answer(answer) => self.deliver(span, msg.id.as_ref(), answer),
                     Reply::Pending(pending) => {
@@ -340,7 +382,11 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
     /// the request meanwhile. A failed tool also gets one line on stderr for
     /// the author (which never fails the answer).
     fn deliver(&mut self, span: Span, id: Option<&RequestId>, answer: Answer) {
-        if let (Some(tool), Some(message)) = (&answer.facts.tool, &answer.facts.failure) {
+        let cancelled = id.is_some_and(|id| lock(&self.cancelled).contains(id.key()));
+        // A cancelled call's failure is (most likely) the interrupt the
+        // cancellation caused: nothing to tell the author.
+        let failure = answer.facts.failure.as_ref().filter(|_| !cancelled);
+        if let (Some(tool), Some(message)) = (&answer.facts.tool, failure) {
             let mut lines = message.lines();
             let first = lines.next().unwrap_or("");
             let more = if lines.next().is_some() { " ..." } else { "" };
@@ -357,7 +403,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 crate::dispatch::settle(id);
             }
         };
-        if let Some(id) = id.filter(|id| lock(&self.cancelled).contains(id.key())) {
+        if let Some(id) = id.filter(|_| cancelled) {
             self.progress.board().drop_call(id.key());
             settle(Some(id));
             return;
@@ -443,7 +489,8 @@ where
     H: ToolHost,
 {
     let waker = s.host.input_waker();
-    let rx = spawn_reader(input, s.cancelled.clone(), s.progress.clone(), waker)?;
+    let canceller = s.host.canceller();
+    let rx = spawn_reader(input, s.cancelled.clone(), s.progress.clone(), waker, s.current.clone(), canceller)?;
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
     loop {

@@ -152,7 +152,9 @@ fn cancelled_requests_get_no_answer() {
         &format!(r#"{{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}"#,
     ]);
-    assert_eq!(calls, 2);
+    // "slow" runs, or never starts when the reader has read its
+    // cancellation before the handler reaches it.
+    assert!((1..=2).contains(&calls), "{calls}");
     assert_eq!(r.len(), 1, "the cancelled request is not answered: {r:?}");
     assert_eq!(r[0]["id"], json!("next"));
 }
@@ -310,7 +312,9 @@ fn cancelling_a_worker_call_stops_it_and_sends_nothing() {
     );
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0]["id"], json!(8));
-    assert_eq!(host.cancelled.len(), 1);
+    // Started (then stopped), or never started when the reader had read
+    // the cancellation before the handler reached it.
+    assert_eq!(host.cancelled.len(), host.calls - 1);
 }
 
 #[test]
@@ -781,4 +785,20 @@ fn a_cancelled_call_sends_no_progress() {
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
     ]);
     assert_eq!(r.len(), 1, "only the initialize answer: {r:?}");
+}
+
+#[test]
+fn a_call_cancelled_before_it_starts_never_runs() {
+    // The first call holds the handler until the reader has read all input,
+    // the cancellation of the second call included.
+    let (r, calls) = run(&[
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"await_input":true}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#,
+    ]);
+    assert_eq!(calls, 2, "call 2 never ran");
+    let ids: Vec<&Value> = r.iter().map(|m| &m["id"]).collect();
+    assert_eq!(ids, [&json!(0), &json!(1), &json!(3)]);
 }

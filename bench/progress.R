@@ -37,7 +37,7 @@ answer <- function(id) {
   }
 }
 send('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}')
-answer(0L)
+invisible(answer(0L))
 call <- function(id, token) {
   meta <- if (token) ',"_meta":{"progressToken":"bench"}' else ""
   send(sprintf('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"loop","arguments":{"n":%d}%s}}',
@@ -46,8 +46,8 @@ call <- function(id, token) {
 }
 no_token <- call(1L, FALSE)
 with_token <- call(2L, TRUE)
-close(proc$get_input_connection())
-proc$wait(10000)
+invisible(close(proc$get_input_connection()))
+invisible(proc$wait(10000))
 
 cat(sprintf("mcp_progress(), %d calls; microseconds per call (loop overhead included in 2 and 3):\n", n))
 cat(sprintf("  1. outside a server:           %.2f\n", per_call_us(outside)))

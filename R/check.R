@@ -72,6 +72,10 @@
 #' * with `calls`, tools whose results held a non-zero number that was sent
 #'   as `0` because the payload option `mcplite.json.digits` keeps too few
 #'   decimal places (the server says so once per tool on standard error);
+#' * with `calls` (which ask for progress), tools whose [mcp_progress()]
+#'   values did not increase, which the server dropped (it says so once per
+#'   call on standard error); a bad argument to `mcp_progress()` fails the
+#'   call, reported with the call's tool error;
 #' * optionally, the results of calling tools with the arguments in `calls`,
 #'   including results that SDK clients reject because their structured
 #'   content does not match the tool's output schema (see [mcp_client()]).
@@ -316,7 +320,10 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     for (v in intersect(order, names(clients))) {
       x <- clients[[v]]
       if (is.null(x$client)) next
-      res <- tryCatch(x$client$call(name, calls[[name]], timeout = timeout), mcplite_error = function(e) e)
+      # Asking for progress, as clients that show it do: the server then
+      # says on stderr when a tool reports values that do not increase.
+      res <- tryCatch(x$client$call(name, calls[[name]], timeout = timeout, progress = TRUE),
+                      mcplite_error = function(e) e)
       stray_since(v, sprintf("while calling %s (%s)", name, v))
       out$calls[[name]][[v]] <- res
       if (inherits(res, "mcplite_error_client_output")) {
@@ -389,6 +396,15 @@ report_startup_stderr <- function(stderr, add) {
     add("warning", "number_sent_as_zero",
         sprintf("A result of %s held a non-zero number that was sent as 0: %s.", m[[2]], m[[3]]),
         "Put options(mcplite.json.digits = NA) (every digit) or I(n) (n significant digits) at the top of the script.",
+        tool = m[[2]])
+  }
+  # The server's note when a tool's mcp_progress() values did not increase
+  # (the glue's host::report_progress, once per call).
+  dropped <- regmatches(stderr, regexec("^mcplite: tool (.+?): (mcp_progress\\(.*\\) does not exceed .*)$", stderr))
+  for (m in dropped[lengths(dropped) == 3]) {
+    add("warning", "progress_not_increasing",
+        sprintf("%s reported progress that did not increase, which the server dropped: %s", m[[2]], m[[3]]),
+        "Report values that grow with each call of mcp_progress() (items done, percent, seconds).",
         tool = m[[2]])
   }
   failed <- stderr[startsWith(stderr, worker_failure_prefix)]

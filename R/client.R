@@ -113,9 +113,17 @@
 #'
 #' * `$tools(timeout)`: the tools the server lists (all pages), a list of
 #'   tool definitions.
-#' * `$call(name, arguments = list(), timeout)`: call a tool; `arguments` is a
-#'   named list. Returns the result: `content` (a list of content blocks),
-#'   and when present `structuredContent` and `isError`.
+#' * `$call(name, arguments = list(), timeout, progress = NULL)`: call a
+#'   tool; `arguments` is a named list. Returns the result: `content` (a list
+#'   of content blocks), and when present `structuredContent` and `isError`.
+#'   With `progress = TRUE` or a function, the request asks for progress (it
+#'   carries a progress token) and the notifications the server sends for it
+#'   are recorded; a function is called with `progress`, `total` and
+#'   `message` (`NULL` when absent) for each one, as it arrives, while the
+#'   call waits (an error in it abandons the call).
+#' * `$progress()`: the progress notifications the last `$call()` that asked
+#'   for progress received, in order: a list of their `params` (`progress`,
+#'   and when sent `total`, `message`, and the `progressToken`).
 #' * `$request(method, params = NULL, timeout)`: any request; returns the
 #'   result.
 #' * `$notify(method, params = NULL)`: send a notification.
@@ -336,12 +344,13 @@ check_interrupt <- function() Sys.sleep(0)
 # time, so that an interrupt (Ctrl-C) ends the wait at once. An interrupted
 # wait abandons the request (the server is told it is cancelled) and leaves
 # the client usable. Returns list(value, error) as the entry points do.
-client_wait <- function(ptr, begun) {
+client_wait <- function(ptr, begun, each_slice = NULL) {
   if (!is.null(begun$error)) return(begun)
   done <- FALSE
   on.exit(if (!done) rust_client_abandon(ptr))
   repeat {
     res <- rust_client_step(ptr, wait_slice)
+    if (!is.null(each_slice)) each_slice()
     if (!isTRUE(res$pending)) break
     check_interrupt()
   }
@@ -366,6 +375,18 @@ client_close <- function(ptr, grace) {
   }
   done <- TRUE
   res$value$status
+}
+
+# `$call(progress = )`: NULL (no progress asked for), TRUE (asked for and
+# recorded), FALSE (as NULL) or a function called with each notification.
+check_progress_callback <- function(progress, call) {
+  if (is.null(progress) || identical(progress, FALSE)) return(NULL)
+  if (identical(progress, TRUE) || is.function(progress)) return(progress)
+  abort_mcplite(
+    sprintf("`progress` must be NULL, TRUE, FALSE or a function(progress, total, message), not %s.",
+            describe_value(progress)),
+    arg = "progress", call = call
+  )
 }
 
 # Start and open a client; on a failed handshake the child is stopped before
@@ -410,15 +431,23 @@ new_client <- function(ptr, opened, launch, timeout) {
     timeout <- resolve(timeout, call)
     client_value(client_wait(ptr, rust_client_begin_list_tools(ptr, timeout)), "tools/list", call)
   }
-  self$call <- function(name, arguments = list(), timeout = NULL) {
+  self$call <- function(name, arguments = list(), timeout = NULL, progress = NULL) {
     call <- sys.call()
     check_string(name, "name", call = call)
     name <- protocol_text(name, "name", call)
     arguments <- check_named_list(arguments, "arguments", call = call)
     what <- sprintf("tools/call (%s)", name)
     timeout <- resolve(timeout, call)
-    client_value(client_wait(ptr, rust_client_begin_call_tool(ptr, name, arguments, timeout)), what, call)
+    on_progress <- check_progress_callback(progress, call)
+    begun <- rust_client_begin_call_tool(ptr, name, arguments, timeout, !is.null(on_progress))
+    each_slice <- if (is.function(on_progress)) function() {
+      for (p in rust_client_progress(ptr, TRUE)$value) {
+        on_progress(progress = p$progress, total = p$total, message = p$message)
+      }
+    }
+    client_value(client_wait(ptr, begun, each_slice), what, call)
   }
+  self$progress <- function() rust_client_progress(ptr, FALSE)$value
   self$request <- function(method, params = NULL, timeout = NULL) {
     call <- sys.call()
     check_string(method, "method", call = call)
@@ -461,7 +490,7 @@ print.mcplite_client <- function(x, ...) {
   cat("<mcplite client> ", who, ", protocol ", x$protocol, "\n", sep = "")
   cat("  command: ", paste(x$command, collapse = " "), "\n", sep = "")
   cat("  process: ", x$pid, " (", status, ")\n", sep = "")
-  cat("  $tools() $call(name, arguments) $request(method, params) $notify(method, params)\n",
-      "  $notifications() $stderr() $transcript() $is_alive() $close()\n", sep = "")
+  cat("  $tools() $call(name, arguments, progress) $request(method, params) $notify(method, params)\n",
+      "  $notifications() $progress() $stderr() $transcript() $is_alive() $close()\n", sep = "")
   invisible(x)
 }

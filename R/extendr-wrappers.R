@@ -30,6 +30,10 @@ rust_serve <- function(settings) .Call(wrap__rust_serve, settings)
 
 rust_on_exit <- function() .Call(wrap__rust_on_exit)
 
+rust_progress <- function(progress, total, message) .Call(wrap__rust_progress, progress, total, message)
+
+rust_closure_scope <- function(enter) .Call(wrap__rust_closure_scope, enter)
+
 rust_otel_start_span <- function(name, attributes, kind) .Call(wrap__rust_otel_start_span, name, attributes, kind)
 
 rust_otel_span_set_attributes <- function(ptr, attributes) .Call(wrap__rust_otel_span_set_attributes, ptr, attributes)
@@ -56,9 +60,11 @@ rust_client_begin_request <- function(ptr, method, params, timeout) .Call(wrap__
 
 rust_client_begin_list_tools <- function(ptr, timeout) .Call(wrap__rust_client_begin_list_tools, ptr, timeout)
 
-rust_client_begin_call_tool <- function(ptr, name, arguments, timeout) .Call(wrap__rust_client_begin_call_tool, ptr, name, arguments, timeout)
+rust_client_begin_call_tool <- function(ptr, name, arguments, timeout, progress) .Call(wrap__rust_client_begin_call_tool, ptr, name, arguments, timeout, progress)
 
 rust_client_step <- function(ptr, slice) .Call(wrap__rust_client_step, ptr, slice)
+
+rust_client_progress <- function(ptr, new_only) .Call(wrap__rust_client_progress, ptr, new_only)
 
 rust_client_abandon <- function(ptr) .Call(wrap__rust_client_abandon, ptr)
 

@@ -5,7 +5,7 @@
 invoke_tool <- function(fun, args, name) {
   withCallingHandlers(
     tryCatch(
-      list(ok = TRUE, value = as_tool_value(do.call(fun, args))),
+      list(ok = TRUE, value = as_tool_value(tool_closure(fun, args))),
       error = function(e) list(ok = FALSE, message = condition_text(e, name)),
       interrupt = function(e) {
         list(ok = FALSE, message = sprintf("Tool %s was interrupted.", name))
@@ -21,6 +21,15 @@ invoke_tool <- function(fun, args, name) {
       invokeRestart("muffleMessage")
     }
   )
+}
+
+# The tool's own function. In the server process, a cancellation of the call
+# interrupts this and nothing else (not the conversion of its value, nor any
+# other R code of the server's): see host::closure_scope in the glue.
+tool_closure <- function(fun, args) {
+  rust_closure_scope(TRUE)
+  on.exit(rust_closure_scope(FALSE))
+  do.call(fun, args)
 }
 
 # The message of a condition as one string, whatever the condition holds.

@@ -245,9 +245,29 @@ fn stop_signal_checks(c: &mut Checks) {
     c.check(platform::stop_requests() == (4, 3) && interrupts() == 3, "SIGTERM during a tool interrupts it and stops");
     c.check(for_tool.leave(), "leaving the tool reports the interrupts handed to R");
     c.check(!platform::ForTool::enter().leave(), "... once");
+    // A cancellation, from another thread, interrupts the tool's own
+    // function on R's thread (this one), and is never a stop request.
+    platform::remember_r_thread();
+    let before = interrupts();
+    let requests = platform::stop_requests();
+    c.check(!platform::cancel_closure(), "no tool function runs: a cancellation interrupts nothing");
+    platform::closure_enter();
+    let sent = std::thread::spawn(platform::cancel_closure).join().unwrap_or(false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while interrupts() == before && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    c.check(
+        sent && interrupts() == before + 1 && platform::stop_requests() == requests,
+        "a cancellation hands R's handler an interrupt during the tool's function, not a stop request",
+    );
+    c.check(platform::closure_leave(), "leaving the function says it got one (R drops it if not acted on)");
+    platform::closure_enter();
+    c.check(!platform::closure_leave(), "... once: the next run got none");
+    let before = interrupts();
     drop(signals);
     unsafe { libc::raise(libc::SIGINT) };
-    c.check(interrupts() == 4, "dropped: SIGINT goes to R's handler again");
+    c.check(interrupts() == before + 1, "dropped: SIGINT goes to R's handler again");
     unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
 }
 
@@ -260,6 +280,10 @@ fn stop_signal_checks(c: &mut Checks) {
             c.check(platform::StopSignals::install().is_err(), "stop signals are caught once at a time");
             c.check(platform::stop_requests() == (0, 0), "no stop request at first");
             c.check(!platform::ForTool::enter().leave(), "a tool with no Ctrl-C hands nothing to R");
+            platform::remember_r_thread();
+            platform::closure_enter();
+            c.check(!platform::cancel_closure(), "a cancellation cannot interrupt R's thread here");
+            c.check(!platform::closure_leave(), "... and hands R nothing");
             drop(signals);
             c.check(platform::StopSignals::install().is_ok(), "dropped: they can be caught again");
         }

@@ -162,7 +162,8 @@ transcript_defs <- list(
               "tools/call" = "CallToolRequest", "server/discover" = "DiscoverRequest",
               "notifications/initialized" = "InitializedNotification",
               "notifications/cancelled" = "CancelledNotification",
-              "notifications/message" = "LoggingMessageNotification"),
+              "notifications/message" = "LoggingMessageNotification",
+              "notifications/progress" = "ProgressNotification"),
   result = c(initialize = "InitializeResult", ping = "EmptyResult", "tools/list" = "ListToolsResult",
              "tools/call" = "CallToolResult", "server/discover" = "DiscoverResult")
 )

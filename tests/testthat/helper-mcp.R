@@ -10,7 +10,8 @@
 #
 # Every read asserts that every stdout byte belongs to a JSON-RPC response line:
 # valid UTF-8, one JSON object per "\n"-terminated line, jsonrpc "2.0", exactly
-# one of result / error. stdout is read as raw bytes (mcp_stdout_bytes()), so
+# one of result / error (or a notifications/progress notification, without
+# id). stdout is read as raw bytes (mcp_stdout_bytes()), so
 # invalid UTF-8 cannot be silently dropped by a decoder. On Unix it is a FIFO
 # (a pipe, as most clients give a server; processx's own "|" is a socket pair)
 # read through processx's connection. Never read a non-blocking R connection
@@ -138,6 +139,9 @@ mcp_check_line <- function(line) {
       "is not a JSON object"
     } else if (!identical(msg$jsonrpc, "2.0")) {
       "lacks jsonrpc \"2.0\""
+    } else if (identical(msg$method, "notifications/progress") && !("id" %in% names(msg))) {
+      # The one message a server sends unasked (mcp_progress()).
+      if (any(c("result", "error") %in% names(msg))) "is a notification with a result or error" else NULL
     } else if (("result" %in% names(msg)) == ("error" %in% names(msg))) {
       "does not hold exactly one of result and error"
     } else {

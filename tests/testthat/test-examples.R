@@ -386,3 +386,26 @@ test_that("workers.R runs its tools on workers", {
   expect_equal(example_text(bad), "No cars with 5 cylinders; try 4, 6 or 8.")
   example_finish(client)
 })
+
+test_that("progress.R reports each walk to a client that asks for progress, and only then", {
+  client <- example_start("progress.R")
+  example_handshake(client, "2025-06-18")
+  res <- example_request(client, "tools/call", list(
+    name = "simulate_walks", arguments = list(walks = 5, steps = 100),
+    `_meta` = list(progressToken = "walks")
+  ))
+  expect_false(isTRUE(res$isError))
+  expect_equal(res$structuredContent$walks, 5)
+  notes <- Filter(function(m) identical(m$method, "notifications/progress"), client$pending)
+  values <- vapply(notes, function(m) as.numeric(m$params$progress), numeric(1))
+  expect_true(length(values) >= 1 && all(diff(values) > 0))
+  expect_equal(values[[length(values)]], 5)
+  expect_true(all(vapply(notes, function(m) identical(m$params$progressToken, "walks"), logical(1))))
+  # Without a token: the answer only.
+  res <- example_call(client, "simulate_walks", list(walks = 2, steps = 10))
+  expect_equal(res$structuredContent$walks, 2)
+  progress_lines <- grepl('"method":"notifications/progress"', client$lines, fixed = TRUE)
+  expect_equal(sum(progress_lines), length(notes))
+  client$lines <- client$lines[!progress_lines]
+  example_finish(client)
+})

@@ -249,7 +249,7 @@ fn rust_client_begin_list_tools(ptr: Robj, timeout: f64) -> Robj {
 /// Begin `tools/call`; a tool error comes back as a result with `isError`.
 /// @noRd
 #[extendr]
-fn rust_client_begin_call_tool(ptr: Robj, name: Robj, arguments: Robj, timeout: f64) -> Robj {
+fn rust_client_begin_call_tool(ptr: Robj, name: Robj, arguments: Robj, timeout: f64, progress: bool) -> Robj {
     with_client(ptr, |c| {
         let read = || -> std::result::Result<_, String> {
             Ok((crate::rstring::text(&name, "name")?, object(&arguments, "arguments")?, seconds(timeout)?))
@@ -258,8 +258,26 @@ fn rust_client_begin_call_tool(ptr: Robj, name: Robj, arguments: Robj, timeout: 
             Ok((name, a, t)) => (name, a.unwrap_or_else(|| Value::Object(Map::new())), t),
             Err(e) => return fail_message(&e, "invalid"),
         };
-        let r = c.begin_call_tool(&name, args, t);
+        let r = c.begin_call_tool_with(&name, args, t, progress);
         begun(c, r)
+    })
+}
+
+/// The progress notifications (their `params`) received for the last call
+/// that asked for progress: all, or (`new_only`) those not returned before.
+/// @noRd
+#[extendr]
+fn rust_client_progress(ptr: Robj, new_only: bool) -> Robj {
+    with_client(ptr, |c| {
+        let r = |v: &Value| {
+            let doc = mcplite_core::json::Doc::parse(v.to_string().into_bytes()).map_err(|e| e.to_string())?;
+            server_r(doc.root(), "params")
+        };
+        let values: std::result::Result<Vec<Robj>, String> = c.take_progress(new_only).iter().map(r).collect();
+        match values {
+            Ok(v) => ok(List::from_values(v).into()),
+            Err(e) => fail(&ClientError::Protocol(format!("a progress notification cannot be used: {e}")), Some(c)),
+        }
     })
 }
 
@@ -493,6 +511,7 @@ extendr_module! {
     fn rust_client_begin_list_tools;
     fn rust_client_begin_call_tool;
     fn rust_client_step;
+    fn rust_client_progress;
     fn rust_client_abandon;
     fn rust_client_notify;
     fn rust_client_notifications;

@@ -249,7 +249,7 @@ pub fn call_for_tool(fun: &Robj, args: &[&Robj]) -> Result<Robj, RFailure> {
 }
 
 /// Makes R act on an interrupt it holds, under protection, which drops it.
-fn drop_pending_interrupt() {
+pub fn drop_pending_interrupt() {
     // SAFETY: R_CheckUserInterrupt raises a pending interrupt as an R
     // condition, which R_ToplevelExec catches (no handlers are set there).
     protected(|| unsafe { R_CheckUserInterrupt() });

@@ -11,6 +11,7 @@ use mcplite_core::dispatch::{CallContext, Finished, Started};
 use mcplite_core::envelope::RequestId;
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
+use mcplite_core::telemetry::diag;
 use mcplite_core::{Tool, ToolHost};
 use std::io::Write;
 use std::sync::Mutex;
@@ -26,6 +27,26 @@ pub struct RHost {
 
 /// The request whose tool runs in this process now, for the exit hook.
 static IN_FLIGHT: Mutex<Option<RequestId>> = Mutex::new(None);
+/// Where the tool running in this process now reports progress, and its
+/// name: set while a call whose request carried a progress token runs.
+static PROGRESS: Mutex<Option<(mcplite_core::progress::Reporter, String)>> = Mutex::new(None);
+
+/// `mcp_progress()`'s report: to the call running now, if it takes progress;
+/// nothing otherwise (no token, no server, a tool called as a plain function).
+pub fn report_progress(report: mcplite_core::progress::Report) {
+    use mcplite_core::progress::Offer;
+    let current = lock(&PROGRESS);
+    let Some((reporter, tool)) = current.as_ref() else { return };
+    let progress = report.progress;
+    if let Offer::NotIncreasing { last, first: true } = reporter.report(report) {
+        let tool = tool.clone();
+        drop(current);
+        diag(&format!(
+            "mcplite: tool {tool}: mcp_progress({progress}) does not exceed the previous value ({last}); progress must increase, so it was dropped (said once per call)."
+        ));
+    }
+}
+
 /// The protocol output while serving, for the exit hook.
 static EXIT_OUTPUT: Mutex<Option<ProtocolOutput>> = Mutex::new(None);
 
@@ -45,6 +66,10 @@ pub fn set_exit_output(out: Option<ProtocolOutput>) {
 /// Called by R when the process ends (an exit finalizer): if a tool ended R
 /// (`quit()`), its request still gets its one answer.
 pub fn on_r_exit() {
+    // No progress is written any more: the answers below are the last lines.
+    if let Some((reporter, _)) = lock(&PROGRESS).take() {
+        reporter.close_all();
+    }
     let running = lock(&IN_FLIGHT).take();
     let owed = mcplite_core::dispatch::take_owed();
     let mut out = lock(&EXIT_OUTPUT);
@@ -84,9 +109,24 @@ pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<R
         .map_err(|e| Finished::Failed(format!("Tool {name} received arguments too large for R to hold ({e}).")))
 }
 
+/// `tool_closure()` (R/invoke.R) around the tool's own function: a
+/// cancellation of the call interrupts that, and only that. Leaving, R drops
+/// an interrupt it was handed and has not acted on yet.
+pub fn closure_scope(enter: bool) {
+    if enter {
+        platform::closure_enter();
+    } else if platform::closure_leave() {
+        ffi::drop_pending_interrupt();
+    }
+}
+
 impl ToolHost for RHost {
     type Fun = RFun;
     type Value = Sx;
+
+    fn canceller(&mut self) -> Option<mcplite_core::dispatch::Canceller> {
+        Some(Box::new(platform::cancel_closure))
+    }
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
@@ -99,7 +139,9 @@ impl ToolHost for RHost {
             Err(e) => return Started::Done(Finished::Failed(format!("Tool {name} could not be called: {e}"))),
         };
         *lock(&IN_FLIGHT) = Some(cx.id);
+        *lock(&PROGRESS) = cx.progress.map(|r| (r, name.to_string()));
         let outcome = ffi::call_for_tool(&self.invoker, &[&tool.fun.0, &args, &name_r]);
+        *lock(&PROGRESS) = None;
         *lock(&IN_FLIGHT) = None;
         platform::flush_c_streams();
         Started::Done(match outcome {

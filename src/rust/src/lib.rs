@@ -147,6 +147,30 @@ fn rust_serve(settings: Robj) -> Robj {
     outcome(serve::Settings::read(&settings).and_then(serve::run).map(Robj::from))
 }
 
+/// `mcp_progress()`: checks the arguments (`NULL`, or `list(arg, message)`
+/// for R to raise) and hands the report to the call running now, if any.
+/// @noRd
+#[extendr]
+fn rust_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
+    let read =
+        mcplite_core::progress::read_report(&Sx::borrowed(&progress), &Sx::borrowed(&total), &Sx::borrowed(&message));
+    match read {
+        Ok(report) => {
+            host::report_progress(report);
+            ().into()
+        }
+        Err((arg, message)) => list!(arg = arg, message = message).into(),
+    }
+}
+
+/// The tool's own function starts (`TRUE`) or ends (`FALSE`): see
+/// `host::closure_scope`.
+/// @noRd
+#[extendr]
+fn rust_closure_scope(enter: bool) {
+    host::closure_scope(enter);
+}
+
 /// The process is ending (an exit finalizer): answer a call in flight.
 /// @noRd
 #[extendr]
@@ -276,6 +300,8 @@ extendr_module! {
     fn rust_json_take_zeroed;
     fn rust_serve;
     fn rust_on_exit;
+    fn rust_progress;
+    fn rust_closure_scope;
     use client;
     use config_file;
     use otel;

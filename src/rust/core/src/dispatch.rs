@@ -71,6 +71,9 @@ pub struct CallContext {
     /// runs, so its exit hook can tell that call's owed answer from the rest
     /// (see [`take_owed`]).
     pub id: RequestId,
+    /// Where the tool reports progress: `Some` when the request carried a
+    /// progress token (see [`crate::progress`]).
+    pub progress: Option<crate::progress::Reporter>,
 }
 
 /// What to answer if the process ends before a call is answered: R will not
@@ -197,6 +200,12 @@ pub trait ToolHost {
     fn input_waker(&mut self) -> Option<InputWaker> {
         None
     }
+    /// What the input reader calls when it reads a cancellation of the call
+    /// this host is running in this process now (see [`Canceller`]). Taken
+    /// once, when serving starts.
+    fn canceller(&mut self) -> Option<Canceller> {
+        None
+    }
     /// Whether [`ToolHost::poll`] ends as soon as the input waker is called,
     /// so serving may wait there instead of on the input.
     fn wakes_on_input(&self) -> bool {
@@ -218,6 +227,12 @@ pub trait ToolHost {
 
 /// See [`ToolHost::input_waker`]: called from the input reader's thread.
 pub type InputWaker = Box<dyn Fn() + Send>;
+
+/// See [`ToolHost::canceller`]: called from the input reader's thread while
+/// the call it cancels is being served on the host's thread (from before
+/// its tool runs until its answer is made). Interrupts the tool's own
+/// function if it is running; returns whether it did.
+pub type Canceller = Box<dyn Fn() -> bool + Send>;
 
 /// Requests to stop serving since it began (signals, console events): an
 /// input of the serve loop of its own ([`crate::serve::serve`]'s
@@ -384,7 +399,13 @@ impl<F> Server<F> {
     }
 
     /// Handle one request (a message with an id).
-    pub fn handle<H: ToolHost<Fun = F>>(&mut self, msg: &Message, host: &mut H, traceparent: Option<String>) -> Reply {
+    pub fn handle<H: ToolHost<Fun = F>>(
+        &mut self,
+        msg: &Message,
+        host: &mut H,
+        traceparent: Option<String>,
+        progress: &crate::progress::Progress,
+    ) -> Reply {
         let Some(id) = msg.id.clone() else { return Reply::Answer(Answer::default()) };
         if msg.meta().is_some_and(|m| m.nests_deeper_than(MAX_META_DEPTH)) {
             let err = RpcError::invalid_params(format!("_meta is nested deeper than {MAX_META_DEPTH} levels"));
@@ -410,7 +431,7 @@ impl<F> Server<F> {
                 match v {
                     Err(e) => Err(e),
                     Ok(v) if msg.method == "tools/list" => self.list_tools(msg, v).map(|text| (Some(v), text)),
-                    Ok(v) => return self.call_tool(msg, id, v, host, traceparent),
+                    Ok(v) => return self.call_tool(msg, id, v, host, traceparent, progress),
                 }
             }
             "notifications/initialized" | "notifications/cancelled" => Err(RpcError::new(
@@ -544,6 +565,7 @@ impl<F> Server<F> {
         v: VersionIndex,
         host: &mut H,
         traceparent: Option<String>,
+        progress: &crate::progress::Progress,
     ) -> Reply {
         let name = match msg.param("name") {
             Some(n) if n.is_string() => n.as_str().unwrap_or(""),
@@ -577,7 +599,9 @@ impl<F> Server<F> {
                 owe(ended);
                 // What the tool itself serializes (tool_result()) counts for it.
                 rjson::take_zeroed();
-                match host.call(tool, arguments, CallContext { traceparent, id: id.clone() }) {
+                let progress = progress_token(msg)
+                    .map(|token| progress.open(id.key().clone(), token.to_string(), VERSIONS[v].progress_message));
+                match host.call(tool, arguments, CallContext { traceparent, id: id.clone(), progress }) {
                     Started::Done(f) => f,
                     Started::Running(task) => {
                         return Reply::Pending(Pending { task, id, version: v, tool: name.to_string() })
@@ -615,6 +639,15 @@ impl<F> Server<F> {
     pub fn internal_error(id: &RequestId) -> Answer {
         error_answer(id, None, RpcError::new(ErrorCode::InternalError, "Internal error"))
     }
+}
+
+/// The request's progress token as the client wrote it (its JSON text), if
+/// it carries one of the kinds MCP allows (a string or an integer; modern
+/// requests with another kind were refused already).
+fn progress_token(msg: &Message) -> Option<&str> {
+    let token = msg.meta_field(wire::PROGRESS_TOKEN)?;
+    requests::check(token, &Shape::StringOrInteger, wire::PROGRESS_TOKEN).ok()?;
+    Some(token.raw_str())
 }
 
 /// Whether a message carries any modern request `_meta` key.

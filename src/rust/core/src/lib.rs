@@ -8,6 +8,7 @@
 pub mod dispatch;
 pub mod envelope;
 pub mod json;
+pub mod progress;
 pub mod projection;
 pub mod r;
 pub mod requests;

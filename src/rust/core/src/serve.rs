@@ -12,9 +12,11 @@
 
 use crate::dispatch::TaskId;
 use crate::dispatch::{
-    stopped_message, Answer, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped, ToolHost,
+    stopped_message, Answer, Canceller, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped,
+    ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
+use crate::progress::{lock_output, Output, Progress};
 use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
 use std::collections::{HashMap, HashSet};
@@ -139,10 +141,37 @@ impl Drop for Lines {
     }
 }
 
+/// The tool call the handler is serving in this process now (from before
+/// its tool runs until its answer is made), for the reader to cancel.
+type Current = Arc<Mutex<Option<IdKey>>>;
+
+fn lock_current(c: &Current) -> std::sync::MutexGuard<'_, Option<IdKey>> {
+    c.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The reader read a cancellation of the call being served in this process:
+/// interrupt its tool function, or say why nothing is interrupted.
+fn cancel_current(current: &Current, key: &IdKey, canceller: Option<&Canceller>) {
+    let Some(cancel) = canceller else { return };
+    let serving = lock_current(current);
+    if serving.as_ref() != Some(key) {
+        return;
+    }
+    // Under the lock: the handler cannot move on to another call meanwhile.
+    if !cancel() {
+        diag(
+            "mcplite: a tool call was cancelled while the server ran its own R code for it (not the tool's function), or where the function cannot be interrupted; that goes on, and the answer is dropped.",
+        );
+    }
+}
+
 fn spawn_reader<R: BufRead + Send + 'static>(
     input: R,
     cancelled: Cancelled,
+    progress: Progress,
     waker: Option<InputWaker>,
+    current: Current,
+    canceller: Option<Canceller>,
 ) -> io::Result<Lines> {
     let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<Incoming>)>(READ_AHEAD);
     let budget = Arc::new(Budget::default());
@@ -162,7 +191,10 @@ fn spawn_reader<R: BufRead + Send + 'static>(
             };
             if let Ok(Incoming::Notification(msg)) = &item {
                 if let Some(key) = cancellation_of(msg) {
-                    lock(&cancelled).insert(key);
+                    // Nothing more is sent for it from now on, progress included.
+                    progress.board().drop_call(&key);
+                    lock(&cancelled).insert(key.clone());
+                    cancel_current(&current, &key, canceller.as_ref());
                 }
             }
             let stop = item.is_err();
@@ -187,8 +219,9 @@ struct Running {
 
 /// One serving session: everything handling a message touches.
 pub struct Session<'a, W: Write, H: ToolHost> {
-    out: &'a mut W,
-    output_closed: bool,
+    /// Shared with the progress thread (see [`crate::progress`]).
+    out: &'a Mutex<Output<W>>,
+    progress: Progress,
     server: &'a mut Server<H::Fun>,
     host: &'a mut H,
     telemetry: &'a mut Telemetry,
@@ -199,13 +232,20 @@ pub struct Session<'a, W: Write, H: ToolHost> {
     task_of: HashMap<IdKey, TaskId>,
     /// Winding down was cut short: tool calls are answered without running.
     refuse_calls: bool,
+    current: Current,
 }
 
 impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
-    pub fn new(out: &'a mut W, server: &'a mut Server<H::Fun>, host: &'a mut H, telemetry: &'a mut Telemetry) -> Self {
+    pub fn new(
+        out: &'a Mutex<Output<W>>,
+        progress: Progress,
+        server: &'a mut Server<H::Fun>,
+        host: &'a mut H,
+        telemetry: &'a mut Telemetry,
+    ) -> Self {
         Session {
             out,
-            output_closed: false,
+            progress,
             server,
             host,
             telemetry,
@@ -213,17 +253,31 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             running: HashMap::new(),
             task_of: HashMap::new(),
             refuse_calls: false,
+            current: Arc::new(Mutex::new(None)),
         }
     }
 
-    fn write(&mut self, mut line: Vec<u8>) {
-        if self.output_closed || line.is_empty() {
+    fn output_closed(&self) -> bool {
+        lock_output(self.out).closed
+    }
+
+    fn write(&mut self, line: Vec<u8>) {
+        self.write_answer(None, line);
+    }
+
+    /// Write an answer line; for a call (`key`), first the progress value it
+    /// still held back, then close it, under the output lock, so nothing for
+    /// it follows the answer.
+    fn write_answer(&mut self, key: Option<&IdKey>, mut line: Vec<u8>) {
+        let mut out = lock_output(self.out);
+        if let Some(mut held) = key.and_then(|k| self.progress.board().close(k)) {
+            out.write_line(&mut held);
+        }
+        if line.is_empty() {
             return;
         }
-        line.push(b'\n');
-        if self.out.write_all(&line).and_then(|_| self.out.flush()).is_err() {
-            self.output_closed = true;
-        }
+        out.write_line(&mut line);
+        drop(out);
         crate::dispatch::recycle_line(line);
     }
 
@@ -238,22 +292,35 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                     // In order now: an earlier request with this id was
                     // answered, dropped, or is running on a worker.
                     lock(&self.cancelled).remove(&key);
+                    self.progress.board().drop_call(&key);
                     self.cancel_running(&key);
                 }
                 let facts = Facts { version: self.server.version_hint(&msg), ..Default::default() };
                 self.telemetry.end(span, &facts);
             }
             Incoming::Request(msg) => {
+                let call_key = msg.id.as_ref().filter(|_| msg.method == "tools/call").map(|id| id.key().clone());
+                if call_key.as_ref().is_some_and(|k| lock(&self.cancelled).contains(k)) {
+                    // Cancelled before it started (the cancellation is
+                    // later in the input, already read): it never runs and
+                    // gets no answer.
+                    let span = self.telemetry.begin(&msg);
+                    let facts = Facts { version: self.server.version_hint(&msg), ..Default::default() };
+                    self.telemetry.end(span, &facts);
+                    return;
+                }
+                *lock_current(&self.current) = call_key;
                 let span = self.telemetry.begin(&msg);
                 let traceparent = self.telemetry.traceparent(&span);
                 let reply = {
                     let _current = self.telemetry.enter(&span);
                     if self.refuse_calls {
-                        handle_guarded(self.server, &msg, &mut Stopped(&mut *self.host), traceparent)
+                        handle_guarded(self.server, &msg, &mut Stopped(&mut *self.host), traceparent, &self.progress)
                     } else {
-                        handle_guarded(self.server, &msg, self.host, traceparent)
+                        handle_guarded(self.server, &msg, self.host, traceparent, &self.progress)
                     }
                 };
+                *lock_current(&self.current) = None;
                 match reply {
                     Reply::Answer(answer) => self.deliver(span, msg.id.as_ref(), answer),
                     Reply::Pending(pending) => {
@@ -269,6 +336,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
     /// Stop the running call with this request id, if there is one: nothing
     /// is answered for it.
     fn cancel_running(&mut self, key: &IdKey) {
+        self.progress.board().drop_call(key);
         let Some(task) = self.task_of.remove(key) else { return };
         if let Some(r) = self.running.remove(&task) {
             self.host.cancel(task);
@@ -314,7 +382,11 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
     /// the request meanwhile. A failed tool also gets one line on stderr for
     /// the author (which never fails the answer).
     fn deliver(&mut self, span: Span, id: Option<&RequestId>, answer: Answer) {
-        if let (Some(tool), Some(message)) = (&answer.facts.tool, &answer.facts.failure) {
+        let cancelled = id.is_some_and(|id| lock(&self.cancelled).contains(id.key()));
+        // A cancelled call's failure is (most likely) the interrupt the
+        // cancellation caused: nothing to tell the author.
+        let failure = answer.facts.failure.as_ref().filter(|_| !cancelled);
+        if let (Some(tool), Some(message)) = (&answer.facts.tool, failure) {
             let mut lines = message.lines();
             let first = lines.next().unwrap_or("");
             let more = if lines.next().is_some() { " ..." } else { "" };
@@ -331,12 +403,13 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 crate::dispatch::settle(id);
             }
         };
-        if id.is_some_and(|id| lock(&self.cancelled).contains(id.key())) {
-            settle(id);
+        if let Some(id) = id.filter(|_| cancelled) {
+            self.progress.board().drop_call(id.key());
+            settle(Some(id));
             return;
         }
         settle(id);
-        self.write(answer.line);
+        self.write_answer(id.map(RequestId::key), answer.line);
     }
 
     /// Stop waiting for calls still running (winding down took too long or
@@ -389,16 +462,39 @@ pub fn serve<R, W, H>(
 ) -> io::Result<Ending>
 where
     R: BufRead + Send + 'static,
+    W: Write + Send,
+    H: ToolHost,
+{
+    let out = Mutex::new(Output { writer: output, closed: false });
+    let progress = Progress::default();
+    std::thread::scope(|scope| {
+        let sender = std::thread::Builder::new()
+            .name("mcplite-progress".into())
+            .spawn_scoped(scope, || crate::progress::run_sender(&progress, &out))?;
+        let ending = serve_session(input, Session::new(&out, progress.clone(), server, host, telemetry), stop_requests);
+        progress.stop();
+        let _ = sender.join();
+        ending
+    })
+}
+
+fn serve_session<R, W, H>(
+    input: R,
+    mut s: Session<'_, W, H>,
+    stop_requests: &dyn Fn() -> StopRequests,
+) -> io::Result<Ending>
+where
+    R: BufRead + Send + 'static,
     W: Write,
     H: ToolHost,
 {
-    let mut s = Session::new(output, server, host, telemetry);
     let waker = s.host.input_waker();
-    let rx = spawn_reader(input, s.cancelled.clone(), waker)?;
+    let canceller = s.host.canceller();
+    let rx = spawn_reader(input, s.cancelled.clone(), s.progress.clone(), waker, s.current.clone(), canceller)?;
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
     loop {
-        if s.output_closed {
+        if s.output_closed() {
             return Ok(Ending::OutputClosed);
         }
         let requests = stop_requests();
@@ -494,10 +590,11 @@ pub fn handle_line<H: ToolHost>(
     telemetry: &mut Telemetry,
     line: &[u8],
 ) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut s = Session::new(&mut out, server, host, telemetry);
+    let out = Mutex::new(Output { writer: Vec::new(), closed: false });
+    let mut s = Session::new(&out, Progress::default(), server, host, telemetry);
     s.process(envelope::classify(line.to_vec()));
-    out
+    drop(s);
+    out.into_inner().unwrap_or_else(|e| e.into_inner()).writer
 }
 
 /// Handle one request; a bug that panics still gives the request its one
@@ -509,10 +606,11 @@ fn handle_guarded<H: ToolHost>(
     msg: &Message,
     host: &mut H,
     traceparent: Option<String>,
+    progress: &Progress,
 ) -> Reply {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     let owed_before = msg.id.as_ref().map_or(0, crate::dispatch::owed_count);
-    match catch_unwind(AssertUnwindSafe(|| server.handle(msg, host, traceparent))) {
+    match catch_unwind(AssertUnwindSafe(|| server.handle(msg, host, traceparent, progress))) {
         Ok(reply) => reply,
         Err(_) => match &msg.id {
             Some(id) => {

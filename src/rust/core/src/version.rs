@@ -45,6 +45,8 @@ pub struct Version {
     /// `instructions` in the `initialize` result. 2024-11-05's schema allows
     /// it too; mcplite leaves it out there, as CRAN mcplite does.
     pub initialize_instructions: bool,
+    /// `message` in `notifications/progress` (not in 2024-11-05).
+    pub progress_message: bool,
 }
 
 /// Supported versions in preference order (what discovery advertises).
@@ -63,6 +65,7 @@ pub const VERSIONS: [Version; 4] = [
         strict_schema_members: false,
         modern_result: true,
         initialize_instructions: true,
+        progress_message: true,
     },
     Version {
         id: "2025-11-25",
@@ -78,6 +81,7 @@ pub const VERSIONS: [Version; 4] = [
         strict_schema_members: true,
         modern_result: false,
         initialize_instructions: true,
+        progress_message: true,
     },
     Version {
         id: "2025-06-18",
@@ -93,6 +97,7 @@ pub const VERSIONS: [Version; 4] = [
         strict_schema_members: true,
         modern_result: false,
         initialize_instructions: true,
+        progress_message: true,
     },
     Version {
         id: "2024-11-05",
@@ -108,6 +113,7 @@ pub const VERSIONS: [Version; 4] = [
         strict_schema_members: true,
         modern_result: false,
         initialize_instructions: false,
+        progress_message: false,
     },
 ];
 

@@ -152,7 +152,9 @@ fn cancelled_requests_get_no_answer() {
         &format!(r#"{{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}"#,
     ]);
-    assert_eq!(calls, 2);
+    // "slow" runs, or never starts when the reader has read its
+    // cancellation before the handler reaches it.
+    assert!((1..=2).contains(&calls), "{calls}");
     assert_eq!(r.len(), 1, "the cancelled request is not answered: {r:?}");
     assert_eq!(r[0]["id"], json!("next"));
 }
@@ -310,7 +312,9 @@ fn cancelling_a_worker_call_stops_it_and_sends_nothing() {
     );
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0]["id"], json!(8));
-    assert_eq!(host.cancelled.len(), 1);
+    // Started (then stopped), or never started when the reader had read
+    // the cancellation before the handler reached it.
+    assert_eq!(host.cancelled.len(), host.calls - 1);
 }
 
 #[test]
@@ -731,4 +735,70 @@ fn a_host_that_wakes_on_input_is_woken_by_every_line_while_a_call_runs() {
     // run its 50 ms to the end.
     assert!(host.woken >= 9, "woken {} times", host.woken);
     assert!(host.timeouts_while_reading <= 2, "{} waits timed out while lines came", host.timeouts_while_reading);
+}
+
+/// The progress notifications and answers of a run, in order.
+fn progress_values(r: &[Value], token: &Value) -> Vec<f64> {
+    r.iter()
+        .filter(|m| m["method"] == json!("notifications/progress"))
+        .inspect(|m| assert_eq!(&m["params"]["progressToken"], token))
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn progress_reaches_the_client_before_the_answer_and_never_after() {
+    let (r, _) = run(&[
+        r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"echo","arguments":{"progress":[1,2,2,1.5,3]},"_meta":{"progressToken":"tok","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        &format!(r#"{{"jsonrpc":"2.0","id":"p","method":"tools/list","params":{{{M}}}}}"#),
+    ]);
+    let answer = r.iter().position(|m| m["id"] == json!("c")).unwrap();
+    let values = progress_values(&r[..answer], &json!("tok"));
+    // Increasing; the latest value is never lost; non-increasing ones dropped.
+    assert!(!values.is_empty() && values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    assert_eq!(values.last(), Some(&3.0));
+    assert!(progress_values(&r[answer..], &json!("tok")).is_empty(), "nothing after the answer");
+    assert!(r[..answer].iter().all(|m| m.get("method").is_none() || m["params"]["message"].is_string()));
+}
+
+#[test]
+fn progress_leaves_out_message_in_2024_11_05_and_needs_a_token() {
+    let (r, _) = run(&[
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"progress":[1]},"_meta":{"progressToken":-3}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"progress":[1]}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"progress":[1]},"_meta":{"progressToken":1.5}}}"#,
+    ]);
+    let notes: Vec<&Value> = r.iter().filter(|m| m.get("method").is_some()).collect();
+    assert_eq!(notes.len(), 1, "{r:?}");
+    assert_eq!(notes[0]["params"], json!({"progressToken":-3,"progress":1,"total":10}));
+    let ids: Vec<&Value> = r.iter().filter_map(|m| m.get("id")).collect();
+    assert_eq!(ids, [&json!(0), &json!(1), &json!(2), &json!(3)]);
+}
+
+#[test]
+fn a_cancelled_call_sends_no_progress() {
+    // The call reports once the reader has read the cancellation behind it.
+    let (r, _) = run(&[
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"await_input":true,"progress":[1,2]},"_meta":{"progressToken":"x"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+    ]);
+    assert_eq!(r.len(), 1, "only the initialize answer: {r:?}");
+}
+
+#[test]
+fn a_call_cancelled_before_it_starts_never_runs() {
+    // The first call holds the handler until the reader has read all input,
+    // the cancellation of the second call included.
+    let (r, calls) = run(&[
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"await_input":true}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#,
+    ]);
+    assert_eq!(calls, 2, "call 2 never ran");
+    let ids: Vec<&Value> = r.iter().map(|m| &m["id"]).collect();
+    assert_eq!(ids, [&json!(0), &json!(1), &json!(3)]);
 }

@@ -350,7 +350,17 @@ pub struct Client {
     /// `check_output` is on).
     output_schemas: OutputSchemas,
     check_output: bool,
+    /// The progress token of the last `tools/call` that asked for progress,
+    /// and the `params` of the notifications received for it, in order.
+    progress_token: Option<i64>,
+    progress_seen: Vec<Value>,
+    /// How many of `progress_seen` [`Client::take_progress`] handed out.
+    progress_taken: usize,
 }
+
+/// At most this many progress notifications are kept per call (a server
+/// rate-limits them; one that does not cannot fill memory).
+pub const MAX_PROGRESS_KEPT: usize = 100_000;
 
 fn spawn_thread<F: FnOnce() + Send + 'static>(name: &str, f: F) -> Result<(), ClientError> {
     std::thread::Builder::new()
@@ -544,6 +554,9 @@ impl Client {
             transcript: None,
             output_schemas: OutputSchemas::default(),
             check_output: true,
+            progress_token: None,
+            progress_seen: Vec::new(),
+            progress_taken: 0,
         })
     }
 
@@ -582,12 +595,32 @@ impl Client {
 
     /// Start `tools/call`. A tool error is a result with `isError: true`.
     pub fn begin_call_tool(&mut self, name: &str, arguments: Value, timeout: Duration) -> Result<(), ClientError> {
+        self.begin_call_tool_with(name, arguments, timeout, false)
+    }
+
+    /// Start `tools/call`, asking for progress when `progress` holds: the
+    /// request carries `_meta.progressToken` (its own id), and the
+    /// notifications for it are kept ([`Client::take_progress`]).
+    pub fn begin_call_tool_with(
+        &mut self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+        progress: bool,
+    ) -> Result<(), ClientError> {
         if !arguments.is_object() {
             return Err(ClientError::Invalid("tool arguments must be a JSON object".into()));
         }
         self.abandon();
-        let pending =
-            self.send_request("tools/call", Some(json!({"name": name, "arguments": arguments})), timeout, true)?;
+        let mut params = json!({"name": name, "arguments": arguments});
+        if progress {
+            let token = self.next_id;
+            params[wire::META] = json!({ (wire::PROGRESS_TOKEN): token });
+            self.progress_token = Some(token);
+            self.progress_seen.clear();
+            self.progress_taken = 0;
+        }
+        let pending = self.send_request("tools/call", Some(params), timeout, true)?;
         self.op = Some(Op::CallTool { pending, tool: name.to_string() });
         Ok(())
     }
@@ -1006,7 +1039,10 @@ impl Client {
                     }
                     self.server_requests.push(Arc::new(doc), size);
                 }
-                None => self.notifications.push(Arc::new(doc), size),
+                None => {
+                    self.note_progress(&root);
+                    self.notifications.push(Arc::new(doc), size)
+                }
             }
             return Sorted::Other;
         }
@@ -1023,6 +1059,28 @@ impl Client {
         }
         self.keep_stray(at_ms, doc.text());
         Sorted::Other
+    }
+
+    /// Keep a progress notification for the call that asked for progress.
+    fn note_progress(&mut self, root: &Val<'_>) {
+        let Some(token) = self.progress_token else { return };
+        if root.get("method").and_then(|m| m.as_str()) != Some("notifications/progress") {
+            return;
+        }
+        let Some(params) = root.get("params") else { return };
+        let ours = params.get(wire::PROGRESS_TOKEN).and_then(|t| t.raw_str().parse::<i64>().ok()) == Some(token);
+        if ours && self.progress_seen.len() < MAX_PROGRESS_KEPT {
+            self.progress_seen.push(params.to_value());
+        }
+    }
+
+    /// The `params` of the progress notifications received for the last
+    /// call that asked for progress: all of them, or (`new_only`) those not
+    /// handed out before.
+    pub fn take_progress(&mut self, new_only: bool) -> Vec<Value> {
+        let from = if new_only { self.progress_taken } else { 0 };
+        self.progress_taken = self.progress_seen.len();
+        self.progress_seen[from.min(self.progress_seen.len())..].to_vec()
     }
 
     /// Record `text` and hand it to the writer thread as one line; false when

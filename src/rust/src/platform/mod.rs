@@ -121,7 +121,12 @@ pub fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
 
 /// Stop requests: signals and console events while serving.
 mod stop;
-pub use stop::{stop_requests, ForTool, StopSignals};
+pub use stop::{cancel_closure, closure_enter, closure_leave, stop_requests, ForTool, StopSignals};
+
+/// Remember the calling thread as R's (the thread a cancellation interrupts).
+pub fn remember_r_thread() {
+    imp::remember_r_thread()
+}
 
 #[cfg(unix)]
 mod unix;

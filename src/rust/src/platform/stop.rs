@@ -21,11 +21,34 @@ static FORWARDED: AtomicBool = AtomicBool::new(false);
 /// Whether the handlers are installed.
 pub(super) static INSTALLED: AtomicBool = AtomicBool::new(false);
 
+/// Cancellation of the tool's own function in this process: each run of a
+/// tool's function gets a number (`CLOSURE`: the one running now, 0: none).
+/// A cancellation records the number it is for (`CANCEL_FOR`) and sends the
+/// R thread a SIGINT; the handler hands that interrupt to R only while the
+/// same run goes on (never to another call, never to the server's own R
+/// code), and never counts it as a stop request. `CANCEL_FORWARDED` says
+/// which run got it, so R drops it if the run ends before R acts on it.
+static NEXT_CLOSURE: AtomicUsize = AtomicUsize::new(1);
+static CLOSURE: AtomicUsize = AtomicUsize::new(0);
+static CANCEL_FOR: AtomicUsize = AtomicUsize::new(0);
+static CANCEL_FORWARDED: AtomicUsize = AtomicUsize::new(0);
+
 /// What the OS-specific handler does with a signal or event. `interrupt`:
 /// SIGINT or Ctrl-C/Ctrl-Break (else a termination request); `can_forward`:
 /// whether the caller can hand an interrupt to R's handler. Returns whether
 /// it must (a tool's R code runs).
 pub(super) fn on_signal(interrupt: bool, can_forward: bool) -> bool {
+    if interrupt {
+        let run = CANCEL_FOR.swap(0, Ordering::SeqCst);
+        if run != 0 {
+            // The SIGINT a cancellation sent (or one that came with it).
+            let forward = can_forward && CLOSURE.load(Ordering::SeqCst) == run;
+            if forward {
+                CANCEL_FORWARDED.store(run, Ordering::SeqCst);
+            }
+            return forward;
+        }
+    }
     let for_tool = FOR_TOOL.load(Ordering::SeqCst) > 0;
     let forward = for_tool && can_forward;
     // An interrupt during a tool is for that tool only.
@@ -104,4 +127,30 @@ impl Drop for ForTool {
     fn drop(&mut self) {
         FOR_TOOL.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// The tool's own function starts running (R/invoke.R, `tool_closure()`).
+pub fn closure_enter() {
+    let run = NEXT_CLOSURE.fetch_add(1, Ordering::SeqCst);
+    CLOSURE.store(run, Ordering::SeqCst);
+}
+
+/// It ended; returns whether a cancellation's interrupt was handed to R
+/// during it (R may still hold it: the caller makes R drop it, so it does
+/// not interrupt the server's own R code that follows).
+pub fn closure_leave() -> bool {
+    let run = CLOSURE.swap(0, Ordering::SeqCst);
+    run != 0 && CANCEL_FORWARDED.compare_exchange(run, 0, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+}
+
+/// Interrupt the tool function running now (from another thread): false
+/// when none runs or the platform cannot (Windows: the function runs to its
+/// end, and its answer is dropped).
+pub fn cancel_closure() -> bool {
+    let run = CLOSURE.load(Ordering::SeqCst);
+    if run == 0 || !INSTALLED.load(Ordering::SeqCst) {
+        return false;
+    }
+    CANCEL_FOR.store(run, Ordering::SeqCst);
+    super::imp::interrupt_r_thread()
 }

@@ -202,6 +202,32 @@ extern "C" fn on_stop_signal(sig: libc::c_int, info: *mut libc::siginfo_t, conte
     }
 }
 
+/// R's thread, for [`interrupt_r_thread`].
+static R_THREAD: std::sync::Mutex<Option<RThread>> = std::sync::Mutex::new(None);
+
+struct RThread(libc::pthread_t);
+
+// SAFETY: a pthread_t only names a thread; pthread_kill() may be called
+// with it from any thread.
+unsafe impl Send for RThread {}
+
+pub(super) fn remember_r_thread() {
+    // SAFETY: pthread_self() has no preconditions.
+    let me = unsafe { libc::pthread_self() };
+    *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(RThread(me));
+}
+
+/// Send R's thread a SIGINT (our handler decides what it does). R's thread
+/// is the process's main thread and lives as long as the process.
+pub(super) fn interrupt_r_thread() -> bool {
+    let thread = R_THREAD.lock().unwrap_or_else(|e| e.into_inner());
+    match thread.as_ref() {
+        // SAFETY: the thread is alive (see above); SIGINT has our handler.
+        Some(t) => unsafe { libc::pthread_kill(t.0, libc::SIGINT) == 0 },
+        None => false,
+    }
+}
+
 pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {
     use std::sync::atomic::Ordering;
     // SAFETY: zeroed sigactions are valid out-parameters; sigaction() fills

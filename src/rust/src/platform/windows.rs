@@ -285,6 +285,14 @@ unsafe extern "system" fn on_console_event(kind: u32) -> i32 {
     1
 }
 
+pub(super) fn remember_r_thread() {}
+
+/// Windows has no signal to interrupt one thread with: a cancelled tool
+/// function runs to its end there (its answer is dropped).
+pub(super) fn interrupt_r_thread() -> bool {
+    false
+}
+
 pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {
     // SAFETY: registers a handler with the signature Windows calls.
     if unsafe { SetConsoleCtrlHandler(Some(on_console_event), 1) } == 0 {

@@ -207,6 +207,14 @@ impl ToolHost for TestHost {
             // it ran.
             self.await_input();
         }
+        if let (Some(values), Some(reporter)) = (args.and_then(|a| a.get("progress")), &cx.progress) {
+            // The tool reports these values (mcp_progress()), as it runs.
+            for v in values.items() {
+                let progress = v.raw_str().parse().unwrap_or(0.0);
+                let message = Some(format!("at {progress}"));
+                reporter.report(mcplite_core::progress::Report { progress, total: Some(10.0), message });
+            }
+        }
         if tool.fun == "stop" || tool.fun == "terminate" {
             self.signals.request(tool.fun == "terminate");
         }

@@ -104,6 +104,10 @@ rust_worker_span_end <- function(failed) .Call(wrap__rust_worker_span_end, faile
 
 rust_worker_detach_stdio <- function() .Call(wrap__rust_worker_detach_stdio)
 
+rust_worker_progress_begin <- function(progress) .Call(wrap__rust_worker_progress_begin, progress)
+
+rust_worker_progress_end <- function() .Call(wrap__rust_worker_progress_end)
+
 rust_running_script <- function(file) .Call(wrap__rust_running_script, file)
 
 rust_private_dir <- function(prefix) .Call(wrap__rust_private_dir, prefix)

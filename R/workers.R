@@ -167,7 +167,8 @@ workers_start <- function(config, dir) {
     state$config <- config
     state$tasks <- new.env(parent = emptyenv())
     state$run <- internal_call("worker_run", quote(script), quote(name), quote(args),
-                               quote(options), quote(traceparent), quote(marker))
+                               quote(options), quote(traceparent), quote(marker),
+                               quote(progress))
     own <- config$n > 0
     state$own <- own
     # How many calls the server hands to mirai at once; the rest wait in the
@@ -258,8 +259,11 @@ workers_replace <- function(state) {
   invisible()
 }
 
-# Submit one call. Returns TRUE, or the message of a tool error.
-workers_submit <- function(state, id, name, args, traceparent) {
+# Submit one call. `progress` is NULL, or c(url, token, task) when the
+# request carried a progress token: where the worker sends mcp_progress()'s
+# reports (src/rust/src/relay.rs). Returns TRUE, or the message of a tool
+# error.
+workers_submit <- function(state, id, name, args, traceparent, progress = NULL) {
   tryCatch({
     run <- state$run
     marker <- NULL
@@ -271,7 +275,7 @@ workers_submit <- function(state, id, name, args, traceparent) {
       .expr = run,
       .args = list(script = state$config$script, name = name, args = args,
                    options = state$config$options, traceparent = traceparent,
-                   marker = marker),
+                   marker = marker, progress = progress),
       .compute = state$config$profile
     )
     state$tasks[[id]] <- list(mirai = m, name = name, marker = marker)
@@ -507,8 +511,11 @@ internal_call <- function(fun, ...) {
 
 # ---- the worker side ---------------------------------------------------------
 
-# Run one call on a worker.
-worker_run <- function(script, name, args, options, traceparent = NULL, marker = NULL) {
+# Run one call on a worker. With `progress` (see workers_submit()),
+# mcp_progress() sends to the server's relay, and the outcome says how many
+# reports the call sent (`reports`): the server answers once it has them all.
+worker_run <- function(script, name, args, options, traceparent = NULL, marker = NULL,
+                       progress = NULL) {
   if (!is.null(marker)) {
     # Which process runs the call (pid and start time: the pid alone may be
     # another process's by the time it is read), and its R temporary
@@ -537,7 +544,11 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
     on.exit(rust_worker_span_end(failed), add = TRUE)
   }
   rust_json_take_zeroed()
+  relayed <- is.character(progress) && isTRUE(rust_worker_progress_begin(progress))
+  # Interrupted (cancelled), the call still ends its reports here.
+  if (relayed) on.exit(rust_worker_progress_end(), add = TRUE)
   out <- invoke_tool(fun, args, name)
+  if (relayed) out$reports <- rust_worker_progress_end()
   failed <- !isTRUE(out$ok)
   if (fresh) out$fresh <- TRUE
   # A number the tool's tool_result() sent as 0 here: the server tells the

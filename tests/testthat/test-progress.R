@@ -19,10 +19,13 @@ progress_call <- function(version, id, name, arguments = "{}", token_json = NULL
   rpc(id, "tools/call", paste0("{", params, "}"))
 }
 
-# A server, past the handshake for a legacy version.
-progress_start <- function(version) {
+# A server, past the handshake for a legacy version. `workers`: run the
+# tools on workers (MCPLITE_TEST_WORKERS of the fixture).
+progress_start <- function(version, workers = NULL) {
   skip_if_no_mcplite_child()
-  proc <- mcp_start(progress_server())
+  if (!is.null(workers)) skip_if_not_installed("mirai")
+  env <- if (!is.null(workers)) c(MCPLITE_TEST_WORKERS = workers)
+  proc <- mcp_start(progress_server(), env = env)
   if (version != "2026-07-28") {
     mcp_send(proc, initialize_line(version))
     mcp_send(proc, initialized_line())
@@ -221,6 +224,140 @@ test_that("mcp_progress() refuses bad arguments with a classed error", {
     mcp_progress(1, message = c("a", "b"))
     mcp_progress(1, message = NA_character_)
   })
+})
+
+# ---- on workers: relayed by the server, under the same rules ------------------
+
+test_that("on workers, progress reaches the client while the tool runs, in every version, before its answer", {
+  tokens <- c("2026-07-28" = '"w\\u00e9"', "2025-11-25" = "8", "2025-06-18" = '"w \\"q\\""',
+              "2024-11-05" = "-4")
+  for (version in all_versions) {
+    proc <- progress_start(version, workers = "1")
+    barrier <- tempfile("progress-barrier-")
+    token_json <- tokens[[version]]
+    # Without a token first: nothing but the answer.
+    file.create(barrier)
+    args <- sprintf('{"barrier":%s}', json_arg(barrier))
+    mcp_send(proc, progress_call(version, 4, "report_wait", args))
+    plain <- mcp_read(proc, 1)[[1]]
+    expect_identical(plain$id, 4L)
+    unlink(barrier)
+    mcp_send(proc, progress_call(version, 5, "report_wait", args, token_json))
+    # The tool is still running on its worker (it waits for the barrier).
+    first <- mcp_read(proc, 1)[[1]]
+    expect_true(is_progress(first), info = version)
+    expect_true(grepl(paste0('"progressToken":', token_json), attr(first, "json"), fixed = TRUE),
+                info = attr(first, "json"))
+    expect_identical(first$params$progress, 1L)
+    expect_identical(first$params$total, 2L)
+    if (version == "2024-11-05") {
+      expect_false("message" %in% names(first$params))
+    } else {
+      expect_identical(first$params$message, "started")
+    }
+    file.create(barrier)
+    rest <- mcp_read(proc, 2)
+    expect_true(is_progress(rest[[1]]), info = version)
+    expect_identical(rest[[1]]$params$progress, 2L)
+    expect_identical(rest[[2]]$id, 5L)
+    expect_identical(first_text(rest[[2]]), "finished")
+    mcp_validate(c(list(plain, first), rest), version,
+                 def = c("CallToolResult", "ProgressNotification", "ProgressNotification", "CallToolResult"))
+    out <- mcp_close(proc)
+    expect_length(out$responses, 0)
+    unlink(barrier)
+  }
+})
+
+test_that("on workers, a value held back by the rate limit is sent by the server while the tool still runs", {
+  for (workers in c("1", "mirai")) {
+    proc <- progress_start("2025-06-18", workers = workers)
+    seen <- tempfile("progress-seen-")
+    release <- tempfile("progress-release-")
+    args <- sprintf('{"seen":%s,"release":%s}', json_arg(seen), json_arg(release))
+    mcp_send(proc, progress_call("2025-06-18", "h", "held", args, '"h"'))
+    first <- mcp_read(proc, 1)[[1]]
+    expect_identical(first$params$progress, 1L, info = workers)
+    file.create(seen)
+    second <- mcp_read(proc, 1)[[1]]
+    expect_true(is_progress(second), info = workers)
+    expect_identical(second$params$progress, 2L)
+    expect_identical(second$params$message, "held back")
+    mcp_validate(list(first, second), "2025-06-18", def = "ProgressNotification")
+    file.create(release)
+    answer <- mcp_read(proc, 1)[[1]]
+    expect_identical(answer$id, "h")
+    expect_identical(first_text(answer), "released")
+    out <- mcp_close(proc)
+    expect_length(out$responses, 0)
+    unlink(c(seen, release))
+  }
+})
+
+test_that("on workers, a loop of 1e5 reports arrives increasing, coalesced, the latest last and before the answer", {
+  proc <- progress_start("2026-07-28", workers = "1")
+  n <- 100000L
+  for (id in 1:2) {
+    mcp_send(proc, progress_call("2026-07-28", id, "loop", sprintf('{"n":%d}', n), sprintf('"loop%d"', id)))
+    msgs <- read_until_answer(proc, id)
+    answer <- msgs[[length(msgs)]]
+    notes <- msgs[-length(msgs)]
+    expect_identical(answer$id, id)
+    expect_true(all(vapply(notes, is_progress, logical(1))))
+    expect_true(all(vapply(notes, function(m) identical(m$params$progressToken, sprintf("loop%d", id)), logical(1))))
+    values <- vapply(notes, function(m) as.numeric(m$params$progress), numeric(1))
+    expect_true(all(diff(values) > 0))
+    expect_identical(values[[length(values)]], as.numeric(n))
+    expect_lt(length(notes), n)
+    mcp_validate(c(notes[unique(c(1, length(notes)))], list(answer)), "2026-07-28",
+                 def = c(rep("ProgressNotification", length(unique(c(1, length(notes))))), "CallToolResult"))
+  }
+  out <- mcp_close(proc)
+  expect_length(out$responses, 0)
+})
+
+test_that("on workers, values that do not increase are dropped, and the server tells the author once", {
+  proc <- progress_start("2025-11-25", workers = "1")
+  mcp_send(proc, progress_call("2025-11-25", 2, "wobbly", token_json = "2"))
+  msgs <- read_until_answer(proc, 2L)
+  notes <- Filter(is_progress, msgs)
+  # 5 and 6 arrive together: 5 may be replaced by 6 before it is sent.
+  values <- vapply(notes, function(m) m$params$progress, integer(1))
+  expect_true(all(values %in% c(5L, 6L)) && all(diff(values) > 0))
+  expect_identical(values[[length(values)]], 6L)
+  expect_identical(first_text(msgs[[length(msgs)]]), "wobbled")
+  out <- mcp_close(proc)
+  expect_length(out$responses, 0)
+  said <- grep("does not exceed", strsplit(out$stderr, "\n")[[1]], value = TRUE)
+  expect_length(said, 1)
+  expect_match(said, "tool wobbly: mcp_progress(5) does not exceed the previous value (5)", fixed = TRUE)
+})
+
+test_that("on workers, nothing is sent for a call once it is cancelled", {
+  proc <- progress_start("2025-06-18", workers = "1")
+  barrier <- tempfile("progress-cancel-")
+  args <- sprintf('{"barrier":%s}', json_arg(barrier))
+  mcp_send(proc, progress_call("2025-06-18", 7, "report_wait", args, '"c"'))
+  first <- mcp_read(proc, 1)[[1]]
+  expect_identical(first$params$progress, 1L)
+  mcp_send(proc, '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}')
+  file.create(barrier)
+  mcp_send(proc, rpc(8, "ping"))
+  pong <- mcp_read(proc, 1)[[1]]
+  expect_identical(pong$id, 8L)
+  # The worker is free again: a new call with a token works.
+  unlink(barrier)
+  file.create(barrier)
+  mcp_send(proc, progress_call("2025-06-18", 9, "report_wait", args, '"d"'))
+  msgs <- read_until_answer(proc, 9L)
+  # 1 and 2 come at once (the barrier is there): 1 may be replaced by 2.
+  notes <- msgs[-length(msgs)]
+  expect_true(all(vapply(notes, function(m) identical(m$params$progressToken, "d"), logical(1))))
+  expect_identical(notes[[length(notes)]]$params$progress, 2L)
+  expect_identical(msgs[[length(msgs)]]$id, 9L)
+  out <- mcp_close(proc)
+  expect_length(out$responses, 0)
+  unlink(barrier)
 })
 
 # ---- mcp_client(): $call(progress = ) and $progress() -------------------------

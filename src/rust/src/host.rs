@@ -32,18 +32,44 @@ static IN_FLIGHT: Mutex<Option<RequestId>> = Mutex::new(None);
 static PROGRESS: Mutex<Option<(mcplite_core::progress::Reporter, String)>> = Mutex::new(None);
 
 /// `mcp_progress()`'s report: to the call running now, if it takes progress;
-/// nothing otherwise (no token, no server, a tool called as a plain function).
+/// on a worker, to the server's relay (see `crate::relay`); nothing
+/// otherwise (no token, no server, a tool called as a plain function).
 pub fn report_progress(report: mcplite_core::progress::Report) {
-    use mcplite_core::progress::Offer;
     let current = lock(&PROGRESS);
-    let Some((reporter, tool)) = current.as_ref() else { return };
+    match current.as_ref() {
+        Some((reporter, tool)) => {
+            if let Some(said) = offer(reporter, tool, report) {
+                drop(current);
+                diag(&said);
+            }
+        }
+        None => {
+            drop(current);
+            crate::relay::worker_report(report);
+        }
+    }
+}
+
+/// Offer a report of `tool`'s call (in this process, or relayed from a
+/// worker), telling the author once per call about values that do not increase.
+pub fn offer_progress(reporter: &mcplite_core::progress::Reporter, tool: &str, report: mcplite_core::progress::Report) {
+    if let Some(said) = offer(reporter, tool, report) {
+        diag(&said);
+    }
+}
+
+fn offer(
+    reporter: &mcplite_core::progress::Reporter,
+    tool: &str,
+    report: mcplite_core::progress::Report,
+) -> Option<String> {
+    use mcplite_core::progress::Offer;
     let progress = report.progress;
-    if let Offer::NotIncreasing { last, first: true } = reporter.report(report) {
-        let tool = tool.clone();
-        drop(current);
-        diag(&format!(
+    match reporter.report(report) {
+        Offer::NotIncreasing { last, first: true } => Some(format!(
             "mcplite: tool {tool}: mcp_progress({progress}) does not exceed the previous value ({last}); progress must increase, so it was dropped (said once per call)."
-        ));
+        )),
+        _ => None,
     }
 }
 

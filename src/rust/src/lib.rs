@@ -11,6 +11,7 @@ mod ffi;
 mod host;
 mod otel;
 mod platform;
+mod relay;
 mod rstring;
 mod script;
 mod serve;
@@ -163,6 +164,27 @@ fn rust_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
     }
 }
 
+/// On a worker, a call that reports progress starts: `progress` is
+/// `c(url, token, task)` from the server (see `relay`). Whether the
+/// server's relay is reached.
+/// @noRd
+#[extendr]
+fn rust_worker_progress_begin(progress: Robj) -> bool {
+    let items = progress.as_str_vector().unwrap_or_default();
+    match (items.first(), items.get(1), items.get(2).and_then(|t| t.parse().ok())) {
+        (Some(url), Some(token), Some(task)) if items.len() == 3 => relay::worker_begin(url, token, task),
+        _ => false,
+    }
+}
+
+/// On a worker, the call ends: what it reported is written to the server;
+/// how many lines it sent.
+/// @noRd
+#[extendr]
+fn rust_worker_progress_end() -> f64 {
+    relay::worker_end() as f64
+}
+
 /// The tool's own function starts (`TRUE`) or ends (`FALSE`): see
 /// `host::closure_scope`.
 /// @noRd
@@ -301,6 +323,8 @@ extendr_module! {
     fn rust_serve;
     fn rust_on_exit;
     fn rust_progress;
+    fn rust_worker_progress_begin;
+    fn rust_worker_progress_end;
     fn rust_closure_scope;
     use client;
     use config_file;

@@ -22,7 +22,7 @@ use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, TaskId};
 use mcplite_core::json::Doc;
 use mcplite_core::json::Val;
-use mcplite_core::r::{field, flag1, string1};
+use mcplite_core::r::{field, flag1, number1, string1};
 use mcplite_core::telemetry::diag;
 use mcplite_core::{Tool, ToolHost};
 use std::collections::{HashMap, VecDeque};
@@ -48,6 +48,9 @@ struct Queued {
     name: String,
     arguments: Option<Vec<u8>>,
     traceparent: Option<String>,
+    /// Whether the request carried a progress token (the call is open in
+    /// the relay).
+    progress: bool,
 }
 
 impl Queued {
@@ -85,6 +88,9 @@ pub struct WorkerHost {
     bell: Option<LocalStream>,
     /// Whether R's side of the doorbell still works (from each wait).
     bell_ok: bool,
+    /// Where workers send `mcp_progress()` reports (`None`: it could not be
+    /// set up, and they are dropped).
+    relay: Option<crate::relay::Relay>,
     /// Where the daemons' socket, the doorbell and the daemons' temporary
     /// files are; removed (dropped) after `stop`.
     _dir: PrivateDir,
@@ -127,8 +133,15 @@ impl WorkerHost {
             stopped: false,
             bell: None,
             bell_ok: false,
+            relay: None,
             _dir: dir,
         };
+        match crate::relay::Relay::start(&host._dir) {
+            Ok(relay) => host.relay = Some(relay),
+            Err(e) => diag(&format!(
+                "mcplite: workers: progress from tools on workers cannot reach the server ({e}); mcp_progress() does nothing there."
+            )),
+        }
         match host.open_bell(&function(workers, "bell")?) {
             Ok(stream) => {
                 host.bell = Some(stream);
@@ -168,6 +181,9 @@ impl WorkerHost {
             self.queued.clear();
             self.queued_bytes = 0;
             let _ = ffi::call(&self.stop, &[&self.state]);
+            if let Some(relay) = self.relay.as_mut() {
+                relay.stop();
+            }
         }
     }
 
@@ -184,6 +200,11 @@ impl WorkerHost {
         let outcome = field(&sx, "outcome").map(|o| o.robj()).unwrap_or_else(|| ().into());
         let task: TaskId = id.parse().ok()?;
         let name = self.running.remove(&task).unwrap_or_default();
+        if let Some(relay) = &self.relay {
+            // What the call reported comes before its answer.
+            let reports = field(&Sx::borrowed(&outcome), "reports").and_then(|r| number1(&r)).unwrap_or(0.0);
+            relay.finish(task, if reports >= 1.0 { reports as u64 } else { 0 });
+        }
         Some((task, read_outcome(outcome, &name)))
     }
 }
@@ -204,7 +225,14 @@ impl WorkerHost {
             };
             let id = ffi::string(&task.to_string())?;
             let name_r = ffi::string(name)?;
-            ffi::call(&self.submit, &[&self.state, &id, &name_r, &args, &traceparent])
+            let progress = match self.relay.as_ref().filter(|_| call.progress) {
+                Some(relay) => {
+                    let (url, token) = relay.address();
+                    ffi::strings(&[url, token, &task.to_string()])?
+                }
+                None => Robj::from(()),
+            };
+            ffi::call(&self.submit, &[&self.state, &id, &name_r, &args, &traceparent, &progress])
         })();
         match sent {
             Ok(r) if flag1(&Sx::borrowed(&r)) == Some(true) => {
@@ -218,6 +246,13 @@ impl WorkerHost {
         }
     }
 
+    /// Nothing more of `task`'s progress is relayed.
+    fn close_progress(&self, task: TaskId) {
+        if let Some(relay) = &self.relay {
+            relay.close(task);
+        }
+    }
+
     /// Hand queued calls to mirai while slots are free.
     fn send_queued(&mut self) {
         while self.running.len() < self.slots {
@@ -225,6 +260,7 @@ impl WorkerHost {
             let Some(call) = self.queued.remove(&task) else { continue };
             self.queued_bytes -= call.bytes();
             if let Err(failed) = self.send(task, call) {
+                self.close_progress(task);
                 self.failed.push_back((task, failed));
             }
             if self.full && self.accepts_calls() {
@@ -257,15 +293,26 @@ impl ToolHost for WorkerHost {
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         self.next += 1;
         let task = self.next;
+        let progress = match (cx.progress, self.relay.as_ref()) {
+            (Some(reporter), Some(relay)) => {
+                relay.open(task, reporter, &tool.def.name);
+                true
+            }
+            _ => false,
+        };
         let call = Queued {
             name: tool.def.name.clone(),
             arguments: arguments.map(|a| a.raw().to_vec()),
             traceparent: cx.traceparent,
+            progress,
         };
         if self.queue.is_empty() && self.running.len() < self.slots {
             return match self.send(task, call) {
                 Ok(()) => Started::Running(task),
-                Err(failed) => Started::Done(failed),
+                Err(failed) => {
+                    self.close_progress(task);
+                    Started::Done(failed)
+                }
             };
         }
         self.queued_bytes += call.bytes();
@@ -316,6 +363,7 @@ impl ToolHost for WorkerHost {
     }
 
     fn cancel(&mut self, task: TaskId) {
+        self.close_progress(task);
         if let Some(call) = self.queued.remove(&task) {
             self.queued_bytes -= call.bytes();
             // Its id stays in the queue until reached; drop such ids once

@@ -63,6 +63,57 @@ pub fn read_report<V: RValue>(progress: &V, total: &V, message: &V) -> Result<Re
     Ok(Report { progress: p, total, message })
 }
 
+/// Whether `progress` and `total` obey the rules [`read_report`] checks.
+fn valid_numbers(progress: f64, total: Option<f64>) -> bool {
+    let ok = |x: f64| x.is_finite() && x >= 0.0;
+    ok(progress) && total.is_none_or(|t| ok(t) && t >= progress)
+}
+
+/// The line a worker sends the server for one report of the call the server
+/// knows as `task` (the relay, see `?mcp_server`): JSON, never R
+/// serialization, `{"task","progress","total","message"}` and a newline.
+pub fn relay_line(task: u64, r: &Report) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + r.message.as_ref().map_or(0, String::len));
+    out.extend_from_slice(b"{\"task\":");
+    out.extend_from_slice(task.to_string().as_bytes());
+    out.extend_from_slice(b",\"progress\":");
+    write_number(&mut out, r.progress);
+    if let Some(total) = r.total {
+        out.extend_from_slice(b",\"total\":");
+        write_number(&mut out, total);
+    }
+    if let Some(m) = &r.message {
+        out.extend_from_slice(b",\"message\":");
+        out.extend_from_slice(serde_json::Value::from(m.as_str()).to_string().as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// A relayed line (without its newline) read back with the core's JSON
+/// reader: the task, and its report when the report obeys the rules of
+/// [`read_report`] (`None` for one that does not: it is dropped, yet it
+/// counts as received). `None` altogether for a line without a task.
+pub fn read_relay_line(line: &[u8]) -> Option<(u64, Option<Report>)> {
+    let doc = crate::json::Doc::parse(line.to_vec()).ok()?;
+    let root = doc.root();
+    let number = |key: &str| root.get(key).and_then(|v| v.number_text().and_then(|t| t.parse::<f64>().ok()));
+    let task = root.get("task")?.number_text()?.parse::<u64>().ok()?;
+    let report = (|| {
+        let progress = number("progress")?;
+        let total = match root.get("total") {
+            None => None,
+            Some(_) => Some(number("total")?),
+        };
+        let message = match root.get("message") {
+            None => None,
+            Some(m) => Some(m.as_str()?.to_string()),
+        };
+        valid_numbers(progress, total).then_some(Report { progress, total, message })
+    })();
+    Some((task, report))
+}
+
 /// What became of a report.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Offer {
@@ -423,6 +474,41 @@ mod tests {
         );
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["params"]["message"], "é \"q\"\n");
+    }
+
+    #[test]
+    fn relayed_lines_read_back_as_the_reports_they_were() {
+        let reports = [
+            Report { progress: 0.0, total: None, message: None },
+            Report { progress: 2.5, total: Some(10.0), message: Some("é \"q\"\n\u{1}".into()) },
+            Report { progress: 1e300, total: Some(1e300), message: Some(String::new()) },
+            Report { progress: 9_007_199_254_740_993.0, total: None, message: Some("x".repeat(70_000)) },
+        ];
+        for (i, r) in reports.iter().enumerate() {
+            let line = relay_line(i as u64 + 1, r);
+            assert_eq!(line.last(), Some(&b'\n'));
+            assert_eq!(line.iter().filter(|&&c| c == b'\n').count(), 1);
+            let back = read_relay_line(&line[..line.len() - 1]).unwrap();
+            assert_eq!(back, (i as u64 + 1, Some(r.clone())));
+        }
+    }
+
+    #[test]
+    fn relayed_lines_that_break_the_rules_count_but_carry_nothing() {
+        for bad in [
+            r#"{"task":3,"progress":-1}"#,
+            r#"{"task":3,"progress":"1"}"#,
+            r#"{"task":3}"#,
+            r#"{"task":3,"progress":2,"total":1}"#,
+            r#"{"task":3,"progress":1,"total":null}"#,
+            r#"{"task":3,"progress":1,"message":7}"#,
+            r#"{"task":3,"progress":1e999}"#,
+        ] {
+            assert_eq!(read_relay_line(bad.as_bytes()), Some((3, None)), "{bad}");
+        }
+        for junk in [r#"{"progress":1}"#, r#"{"task":-1,"progress":1}"#, r#"{"task":1.5}"#, "[]", "", "{", "\u{0}"] {
+            assert_eq!(read_relay_line(junk.as_bytes()), None, "{junk}");
+        }
     }
 
     /// A writer whose first write waits until the test lets it go, and which

@@ -103,7 +103,7 @@ use std::time::{Duration, Instant};
 
 /// Private directories and local sockets for processes the server starts.
 mod private;
-pub use private::{random_token, LocalListener, LocalStream, PrivateDir};
+pub use private::{has_token, local_connect, random_token, LocalListener, LocalStream, PrivateDir};
 
 /// When process `pid` started, in the OS's own unit: with the pid, it names
 /// one process for good (a pid is reused, never with the same start).

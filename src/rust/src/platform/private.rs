@@ -127,6 +127,39 @@ impl LocalListener {
     }
 }
 
+impl LocalListener {
+    /// Wait for the next connection (the listener blocks from now on), and
+    /// hand it over unchecked: the caller checks its token with
+    /// [`has_token`] on its own thread.
+    pub fn accept_next(&self) -> io::Result<LocalStream> {
+        self.listener.set_nonblocking(false)?;
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => return Ok(stream),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Whether a connection sends `token` first, within `within`; it is left
+/// blocking, without a read timeout.
+pub fn has_token(stream: &LocalStream, token: &[u8], within: Duration) -> bool {
+    read_exactly(stream, token.len(), Instant::now() + within).as_deref() == Some(token)
+}
+
+/// Connect to a [`LocalListener`] by its [`LocalListener::url`] (from a
+/// worker) and send `token`; the stream is blocking.
+pub fn local_connect(url: &str, token: &[u8]) -> io::Result<LocalStream> {
+    use std::io::Write;
+    let mut stream = imp::local_connect(url)?;
+    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+    stream.write_all(token)?;
+    stream.set_write_timeout(None)?;
+    Ok(stream)
+}
+
 /// The first `n` bytes a connection sends, read before `deadline`.
 fn read_exactly(stream: &LocalStream, n: usize, deadline: Instant) -> Option<Vec<u8>> {
     use std::io::Read;

@@ -499,6 +499,12 @@ pub(super) fn local_listen(dir: &std::path::Path, name: &str) -> io::Result<(Loc
     Ok((listener, format!("ipc://{}", path.display())))
 }
 
+/// Connect to what [`local_listen`] made, by its url.
+pub(super) fn local_connect(url: &str) -> io::Result<LocalStream> {
+    let path = url.strip_prefix("ipc://").ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not an ipc:// url"))?;
+    LocalStream::connect(path)
+}
+
 // ---- process identity (a pid and when its process started) ------------------
 
 /// When `pid` started: clock ticks since boot (/proc/<pid>/stat, field 22).

@@ -490,6 +490,15 @@ pub(super) fn local_listen(_dir: &std::path::Path, _name: &str) -> io::Result<(L
     Ok((listener, format!("tcp://127.0.0.1:{port}")))
 }
 
+/// Connect to what [`local_listen`] made, by its url (loopback only).
+pub(super) fn local_connect(url: &str) -> io::Result<LocalStream> {
+    let addr = url
+        .strip_prefix("tcp://127.0.0.1:")
+        .and_then(|port| port.parse::<u16>().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a loopback tcp:// url"))?;
+    LocalStream::connect(("127.0.0.1", addr))
+}
+
 // ---- process identity (a pid and when its process started) ------------------
 
 const PROCESS_TERMINATE: u32 = 0x0001;

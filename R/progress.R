@@ -18,8 +18,10 @@
 #' alive as long as it reports. `message` is not sent to clients of protocol
 #' version 2024-11-05, which has no such field.
 #'
-#' See `vignette("long-running", package = "mcplite")` for where progress is
-#' sent from (the server process now; workers not yet) and how to test it.
+#' On workers (`mcp_server(workers = )`) the report goes to the server, which
+#' sends it under the same rules; on daemons on other machines it does
+#' nothing. See `vignette("long-running", package = "mcplite")` for where
+#' progress is sent from and how to test it.
 #'
 #' @param progress How far the call has got: a single non-negative number,
 #'   larger than the one reported before (items done, percent, seconds, ...).

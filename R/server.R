@@ -104,7 +104,8 @@
 #' script itself once, up to `mcp_server()`, and calls are sent by tool name.
 #' So the script must be a file readable where the daemons run (find the
 #' files next to it with [script_file()]), state a call changes stays on the
-#' worker that ran it, and a cancelled call is stopped.
+#' worker that ran it, and a cancelled call is stopped. [mcp_progress()] works
+#' on workers too (not on daemons on other machines).
 #' `vignette("workers", package = "mcplite")` has what runs where,
 #' cancellation, errors, queued calls, who can reach the workers and daemons
 #' on other machines.

@@ -785,7 +785,7 @@ test_that("script_file() finds the script R runs, the file source() reads, or th
 
 # ---- who can reach the workers -----------------------------------------------
 
-test_that("only this user's processes can join the workers' pool, reach the dispatcher or ring the doorbell", {
+test_that("only this user's processes can join the workers' pool, reach the dispatcher, ring the doorbell or relay progress", {
   skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
   second_user_skip()
   proc <- workers_server("2")
@@ -808,6 +808,9 @@ test_that("only this user's processes can join the workers' pool, reach the disp
   dir <- dirname(pool)
   bell <- file.path(dir, "bell")
   expect_true(bell %in% named$path)
+  # Where workers send mcp_progress()'s reports.
+  relay <- file.path(dir, "progress")
+  expect_true(relay %in% named$path)
   urls <- paste0("ipc://", pool)
   if (is.na(pool)) {
     # (Before the fix: the daemons' abstract socket, which the other user
@@ -837,15 +840,17 @@ test_that("only this user's processes can join the workers' pool, reach the disp
     "}, error = function(e) paste('refused:', conditionMessage(e)));",
     "cat('open', try_dial('%s'), '\\n');",
     "cat('pool', try_dial('%s'), '\\n');",
-    "cat('bell', try_bell('%s'), '\\n')",
+    "cat('bell', try_bell('%s'), '\\n');",
+    "cat('relay', try_bell('%s'), '\\n')",
     sep = " "
-  ), open_url, urls, paste0("ipc://", bell))
+  ), open_url, urls, paste0("ipc://", bell), paste0("ipc://", relay))
   res <- second_user_rscript(code, lib = second_user_lib(c("nanonext")))
   expect_identical(res$status, 0L, info = res$stderr)
   out <- strsplit(trimws(res$stdout), "\n")[[1]]
   expect_identical(trimws(out[[1]]), "open joined")
   expect_match(out[[2]], "^pool refused:")
   expect_match(out[[3]], "^bell refused:")
+  expect_match(out[[4]], "^relay refused:")
   # The server goes on serving, and removes its private directory at the end.
   mcp_send(proc, legacy_call(2, "add", '{"x":2,"y":2}'))
   expect_identical(first_text(mcp_read(proc, 1)[[1]]), "4")

@@ -1,5 +1,6 @@
 // Progress: the official TypeScript clients' `onprogress` receives a tool's
-// mcp_progress() reports (in-process, every version), each notification
+// mcp_progress() reports (in-process, every version, and relayed from a
+// worker with workers = 1: sdk 1.x and client 2.x), each notification
 // validates against the version's schema, none follows the answer, and
 // `resetTimeoutOnProgress` keeps a long call alive that would time out
 // without progress. Server: ../testthat/fixtures/progress-server.R.
@@ -23,20 +24,23 @@ const validator = createValidator();
 const scratch = mkdtempSync(join(tmpdir(), "mcplite-progress-"));
 let barriers = 0;
 
-function params() {
-  return { ...serverParams(), args: ["--vanilla", PROGRESS_SERVER] };
+// `workers`: the fixture's MCPLITE_TEST_WORKERS (tools on workers).
+function params(workers) {
+  const base = serverParams();
+  const env = workers === undefined ? base.env : { ...base.env, MCPLITE_TEST_WORKERS: workers };
+  return { ...base, env, args: ["--vanilla", PROGRESS_SERVER] };
 }
 
-async function connect1() {
-  const transport = new Transport1(params());
+async function connect1(workers) {
+  const transport = new Transport1(params(workers));
   const log = recordTransport(transport);
   const client = new Client1({ name: "mcplite-progress-sdk1", version: "1.0.0" }, { capabilities: {} });
   await client.connect(transport);
   return { client, log };
 }
 
-async function connect2(options) {
-  const transport = new Transport2(params());
+async function connect2(options, workers) {
+  const transport = new Transport2(params(workers));
   const log = recordTransport(transport);
   const client = new Client2({ name: "mcplite-progress-client2", version: "2.0.0" }, { capabilities: {}, ...options });
   await client.connect(transport);
@@ -66,8 +70,8 @@ function assertProgressValid(log, version) {
 // creates once it has seen 1, reports 2, waits for the callback to have seen
 // 2, answers. (Client 2.x in the 2026-07-28 era drops a notification that
 // arrives just before the answer, so the tool waits for it to be seen.)
-function progressTests(ctx, version, sdk1) {
-  test(`${version}: onprogress receives increasing values while the tool runs, none after the answer`, async () => {
+function progressTests(ctx, version, sdk1, where = "") {
+  test(`${version}${where}: onprogress receives increasing values while the tool runs, none after the answer`, async () => {
     const barrier = join(scratch, `b${barriers++}`);
     const done = join(scratch, `b${barriers++}`);
     const seen = [];
@@ -137,4 +141,19 @@ describe(`client 2.x pinned to ${MODERN_VERSION}`, () => {
       (e) => e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout,
     );
   });
+});
+
+// On a worker (workers = 1): the same, relayed by the server.
+describe("sdk 1.x (legacy 2025-11-25), tools on a worker", () => {
+  const ctx = {};
+  before(async () => Object.assign(ctx, await connect1("1")));
+  after(async () => ctx.client && ctx.client.close());
+  progressTests(ctx, "2025-11-25", true, " on a worker");
+});
+
+describe(`client 2.x pinned to ${MODERN_VERSION}, tools on a worker`, () => {
+  const ctx = {};
+  before(async () => Object.assign(ctx, await connect2({ versionNegotiation: { mode: { pin: MODERN_VERSION } } }, "1")));
+  after(async () => ctx.client && ctx.client.close());
+  progressTests(ctx, MODERN_VERSION, false, " on a worker");
 });

@@ -824,6 +824,29 @@ fn private_checks(c: &mut Checks, exe: &std::path::Path) {
     c.check(started.elapsed() < Duration::from_secs(10), "a silent connection does not hold the accept up");
     drop((silent, wrong, right));
 
+    // The progress relay's way: local_connect() sends the token, the
+    // accepting side checks each connection with has_token() on its own.
+    match platform::LocalListener::bind(&dir, "progress") {
+        Ok(relay) => {
+            let right = platform::local_connect(relay.url(), token.as_bytes());
+            c.check(right.is_ok(), &format!("local_connect reaches the listener ({:?})", right.as_ref().err()));
+            let accepted = relay.accept_next();
+            let ok = accepted.as_ref().map(|s| platform::has_token(s, token.as_bytes(), Duration::from_secs(5)));
+            c.check(matches!(ok, Ok(true)), "a connection made by local_connect presents the token");
+            let wrong = platform::local_connect(relay.url(), &[b'0'; 32]);
+            let ok = relay.accept_next().map(|s| platform::has_token(&s, token.as_bytes(), Duration::from_secs(5)));
+            c.check(wrong.is_ok() && matches!(ok, Ok(false)), "a wrong token is refused");
+            let silent = platform::local_connect(relay.url(), b"");
+            let started = Instant::now();
+            let ok = relay.accept_next().map(|s| platform::has_token(&s, token.as_bytes(), Duration::from_millis(200)));
+            c.check(silent.is_ok() && matches!(ok, Ok(false)), "a silent connection is refused");
+            c.check(started.elapsed() < Duration::from_secs(10), "a silent connection is given up on");
+            c.check(platform::local_connect("nonsense://x", b"").is_err(), "local_connect refuses another scheme");
+            drop((right, wrong, silent, accepted));
+        }
+        Err(e) => c.check(false, &format!("second local listener: {}", e)),
+    }
+
     // Killing by pid and start time.
     let me = std::process::id();
     c.check(platform::process_start(me).is_some() || !cfg!(any(target_os = "linux", windows)), "this process's start time");

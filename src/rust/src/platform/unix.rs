@@ -501,7 +501,8 @@ pub(super) fn local_listen(dir: &std::path::Path, name: &str) -> io::Result<(Loc
 
 /// Connect to what [`local_listen`] made, by its url.
 pub(super) fn local_connect(url: &str) -> io::Result<LocalStream> {
-    let path = url.strip_prefix("ipc://").ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not an ipc:// url"))?;
+    let path =
+        url.strip_prefix("ipc://").ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not an ipc:// url"))?;
     LocalStream::connect(path)
 }
 

@@ -785,6 +785,34 @@ test_that("script_file() finds the script R runs, the file source() reads, or th
 
 # ---- who can reach the workers -----------------------------------------------
 
+test_that("the progress socket closes connections without the token, and reads nothing from them", {
+  skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  dir <- server_private_dir(proc)
+  relay <- paste0("ipc://", file.path(dir, "progress"))
+  # A wrong token followed by a forged report, a silent connection, and
+  # one that sends part of a token: the server closes each (the receive
+  # ends with an error, not at its time limit, which is nanonext's 5).
+  closed <- function(send) {
+    s <- nanonext::stream(dial = relay)
+    on.exit(close(s))
+    if (length(send)) nanonext::send(s, send, mode = "raw", block = 5000L)
+    got <- nanonext::recv(s, mode = "raw", block = 30000L)
+    nanonext::is_error_value(got) && !identical(as.integer(got), 5L)
+  }
+  forged <- charToRaw(paste0(strrep("0", 32), '{"task":1,"progress":99}\n'))
+  expect_true(closed(forged))
+  expect_true(closed(raw()))
+  expect_true(closed(charToRaw(strrep("0", 31))))
+  # The server serves on.
+  mcp_send(proc, legacy_call(1, "add", '{"x":1,"y":2}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "3")
+  expect_identical(mcp_close(proc)$status, 0L)
+})
+
 test_that("only this user's processes can join the workers' pool, reach the dispatcher, ring the doorbell or relay progress", {
   skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
   second_user_skip()

@@ -39,6 +39,9 @@ const ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// How long a daemon may take, at the end of a call, to write what its call
 /// reported; a server that does not read by then loses the connection.
 const FLUSH_WAIT: Duration = Duration::from_secs(5);
+/// At most this many connections wait to send the token at once; more are
+/// closed at once (on Windows every local user can connect).
+const MAX_UNCHECKED: usize = 16;
 /// The longest relayed line read (a report's message included); a longer one
 /// closes the connection.
 const MAX_LINE: u64 = 64 << 20;
@@ -64,6 +67,8 @@ struct State {
     /// The connections being read (clones, to shut them down at the end).
     connections: HashMap<u64, LocalStream>,
     next_connection: u64,
+    /// Connections accepted whose token is not checked yet.
+    unchecked: usize,
 }
 
 #[derive(Default)]
@@ -172,10 +177,20 @@ fn accept_all(listener: &LocalListener, shared: &Arc<Shared>, token: &str) {
         }
         match accepted {
             Ok(stream) => {
-                let (shared, token) = (shared.clone(), token.to_string());
-                let _ = std::thread::Builder::new()
+                {
+                    let mut state = lock(&shared.state);
+                    if state.unchecked >= MAX_UNCHECKED {
+                        continue;
+                    }
+                    state.unchecked += 1;
+                }
+                let (reader_shared, token) = (shared.clone(), token.to_string());
+                let spawned = std::thread::Builder::new()
                     .name("mcplite-progress-reader".into())
-                    .spawn(move || read_connection(stream, &shared, &token));
+                    .spawn(move || read_connection(stream, &reader_shared, &token));
+                if spawned.is_err() {
+                    lock(&shared.state).unchecked -= 1;
+                }
             }
             // Out of descriptors, say: try again a little later.
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -185,12 +200,11 @@ fn accept_all(listener: &LocalListener, shared: &Arc<Shared>, token: &str) {
 
 /// Read one worker's lines until it closes, once it has sent the token.
 fn read_connection(stream: LocalStream, shared: &Shared, token: &str) {
-    if !platform::has_token(&stream, token.as_bytes(), TOKEN_WAIT) {
-        return;
-    }
+    let checked = platform::has_token(&stream, token.as_bytes(), TOKEN_WAIT);
     let id = {
         let mut state = lock(&shared.state);
-        if state.stopping {
+        state.unchecked -= 1;
+        if !checked || state.stopping {
             return;
         }
         state.next_connection += 1;

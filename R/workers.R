@@ -177,6 +177,8 @@ workers_start <- function(config, dir) {
     # then has the next call at hand when a daemon finishes one.
     state$slots <- if (own) 2 * config$n else script_daemons_slots
     state$seq <- 0
+    # Progress is relayed only from daemons on this machine (see worker_run()).
+    state$nodename <- machine_name()
     state$cancelled <- list()
     if (own) {
       # Each call on a daemon of ours writes its daemon's identity here while
@@ -261,10 +263,11 @@ workers_replace <- function(state) {
 
 # Submit one call. `progress` is NULL, or c(url, token, task) when the
 # request carried a progress token: where the worker sends mcp_progress()'s
-# reports (src/rust/src/relay.rs). Returns TRUE, or the message of a tool
-# error.
+# reports (src/rust/src/relay.rs); this machine's name is added. Returns
+# TRUE, or the message of a tool error.
 workers_submit <- function(state, id, name, args, traceparent, progress = NULL) {
   tryCatch({
+    if (!is.null(progress)) progress <- c(progress, state$nodename)
     run <- state$run
     marker <- NULL
     if (!is.null(state$markers)) {
@@ -544,7 +547,7 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
     on.exit(rust_worker_span_end(failed), add = TRUE)
   }
   rust_json_take_zeroed()
-  relayed <- is.character(progress) && isTRUE(rust_worker_progress_begin(progress))
+  relayed <- worker_relays(progress) && isTRUE(rust_worker_progress_begin(progress[1:3]))
   # Interrupted (cancelled), the call still ends its reports here.
   if (relayed) on.exit(rust_worker_progress_end(), add = TRUE)
   out <- invoke_tool(fun, args, name)
@@ -631,6 +634,21 @@ worker_preload <- function(script) {
   tools <- worker_tools(script)
   worker_state$fresh <- NULL
   if (is.character(tools)) tools else TRUE
+}
+
+# Whether this worker sends the call's progress to the server: only on the
+# server's machine (workers_submit() adds its name), as elsewhere the relay's
+# address (a socket path, or a loopback port on Windows) names nothing of
+# the server's.
+worker_relays <- function(progress) {
+  is.character(progress) && length(progress) == 4L && !anyNA(progress) &&
+    identical(progress[[4]], machine_name())
+}
+
+# This machine's name, as the server and its workers compare it.
+machine_name <- function() {
+  if (is.null(worker_state$nodename)) worker_state$nodename <- Sys.info()[["nodename"]]
+  worker_state$nodename
 }
 
 # Whether mcp_server() is being called by a worker evaluating the script.

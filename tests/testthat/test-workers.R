@@ -785,6 +785,17 @@ test_that("script_file() finds the script R runs, the file source() reads, or th
 
 # ---- who can reach the workers -----------------------------------------------
 
+test_that("a worker sends progress only when it runs on the server's machine", {
+  here <- Sys.info()[["nodename"]]
+  relays <- mcplite:::worker_relays
+  expect_true(relays(c("ipc:///d/progress", "tok", "3", here)))
+  expect_false(relays(c("ipc:///d/progress", "tok", "3", paste0(here, "-elsewhere"))))
+  expect_false(relays(c("ipc:///d/progress", "tok", "3")))
+  expect_false(relays(c("ipc:///d/progress", "tok", NA, here)))
+  expect_false(relays(NULL))
+  expect_false(relays(list("a", "b", "c", here)))
+})
+
 test_that("the progress socket closes connections without the token, and reads nothing from them", {
   skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
   proc <- workers_server("1")

@@ -159,17 +159,23 @@ test_that("mcp_progress() never waits for a client that does not read: values ar
   unlink(done)
 })
 
-test_that("values that do not increase are dropped, and the author is told once", {
-  proc <- progress_start("2025-11-25")
-  mcp_send(proc, progress_call("2025-11-25", 2, "wobbly", token_json = "2"))
-  msgs <- read_until_answer(proc, 2L)
-  notes <- Filter(is_progress, msgs)
-  expect_identical(vapply(notes, function(m) m$params$progress, integer(1)), c(5L, 6L))
-  expect_identical(first_text(msgs[[length(msgs)]]), "wobbled")
-  out <- mcp_close(proc)
-  said <- grep("does not exceed", strsplit(out$stderr, "\n")[[1]], value = TRUE)
-  expect_length(said, 1)
-  expect_match(said, "tool wobbly: mcp_progress(5) does not exceed the previous value (5)", fixed = TRUE)
+test_that("values that do not increase are dropped, and the author is told once (in-process and on workers)", {
+  for (workers in list(NULL, "1")) {
+    proc <- progress_start("2025-11-25", workers = workers)
+    mcp_send(proc, progress_call("2025-11-25", 2, "wobbly", token_json = "2"))
+    msgs <- read_until_answer(proc, 2L)
+    notes <- Filter(is_progress, msgs)
+    # 5 and 6 come close together: 5 may be replaced by 6 before it is sent.
+    values <- vapply(notes, function(m) m$params$progress, integer(1))
+    expect_true(all(values %in% c(5L, 6L)) && all(diff(values) > 0))
+    expect_identical(values[[length(values)]], 6L)
+    expect_identical(first_text(msgs[[length(msgs)]]), "wobbled")
+    out <- mcp_close(proc)
+    expect_length(out$responses, 0)
+    said <- grep("does not exceed", strsplit(out$stderr, "\n")[[1]], value = TRUE)
+    expect_length(said, 1)
+    expect_match(said, "tool wobbly: mcp_progress(5) does not exceed the previous value (5)", fixed = TRUE)
+  }
 })
 
 test_that("without a token (or with one of a kind MCP does not allow) nothing is sent", {
@@ -316,21 +322,21 @@ test_that("on workers, a loop of 1e5 reports arrives increasing, coalesced, the 
   expect_length(out$responses, 0)
 })
 
-test_that("on workers, values that do not increase are dropped, and the server tells the author once", {
-  proc <- progress_start("2025-11-25", workers = "1")
-  mcp_send(proc, progress_call("2025-11-25", 2, "wobbly", token_json = "2"))
-  msgs <- read_until_answer(proc, 2L)
-  notes <- Filter(is_progress, msgs)
-  # 5 and 6 arrive together: 5 may be replaced by 6 before it is sent.
-  values <- vapply(notes, function(m) m$params$progress, integer(1))
-  expect_true(all(values %in% c(5L, 6L)) && all(diff(values) > 0))
-  expect_identical(values[[length(values)]], 6L)
-  expect_identical(first_text(msgs[[length(msgs)]]), "wobbled")
+test_that("on workers, the answer waits for every report its worker sent", {
+  # The last report (a 20 MB message) is still being read by the server
+  # when the worker returns: it comes all the same, before the answer.
+  proc <- progress_start("2024-11-05", workers = "1")
+  for (id in 1:3) {
+    mcp_send(proc, progress_call("2024-11-05", id, "long_last", '{"chars":20000000}', sprintf('"l%d"', id)))
+    msgs <- read_until_answer(proc, id)
+    expect_identical(first_text(msgs[[length(msgs)]]), "long")
+    notes <- msgs[-length(msgs)]
+    expect_true(length(notes) >= 1)
+    expect_identical(notes[[length(notes)]]$params$progress, 2L, info = paste("call", id))
+    mcp_validate(msgs, "2024-11-05", def = c(rep("ProgressNotification", length(notes)), "CallToolResult"))
+  }
   out <- mcp_close(proc)
   expect_length(out$responses, 0)
-  said <- grep("does not exceed", strsplit(out$stderr, "\n")[[1]], value = TRUE)
-  expect_length(said, 1)
-  expect_match(said, "tool wobbly: mcp_progress(5) does not exceed the previous value (5)", fixed = TRUE)
 })
 
 test_that("on workers, nothing is sent for a call once it is cancelled", {

@@ -139,24 +139,26 @@ test_that("a loop of 1e5 reports sends at most what the rate limit allows, the l
 })
 
 test_that("mcp_progress() never waits for a client that does not read: values are coalesced, the latest kept", {
-  proc <- progress_start("2025-06-18")
-  done <- tempfile("progress-flood-")
-  mcp_send(proc, progress_call("2025-06-18", 1, "flood", sprintf('{"steps":30,"done":%s}', json_arg(done)), '"f"'))
-  # The test reads nothing until the tool has finished its loop: its
-  # notifications (60 KB each) fill the pipe after one or two, and the tool
-  # goes on all the same.
-  expect_true(wait_until(function() file.exists(done)))
-  msgs <- read_until_answer(proc, 1L)
-  notes <- Filter(is_progress, msgs)
-  values <- vapply(notes, function(m) m$params$progress, integer(1))
-  expect_true(all(diff(values) > 0))
-  expect_identical(values[[length(values)]], 30L)
-  # Not one per report: held back by the rate limit, or replaced while a
-  # write waited.
-  expect_lt(length(notes), 30)
-  expect_identical(first_text(msgs[[length(msgs)]]), "flooded")
-  mcp_close(proc)
-  unlink(done)
+  for (workers in list(NULL, "1")) {
+    proc <- progress_start("2025-06-18", workers = workers)
+    done <- tempfile("progress-flood-")
+    mcp_send(proc, progress_call("2025-06-18", 1, "flood", sprintf('{"steps":30,"done":%s}', json_arg(done)), '"f"'))
+    # The test reads nothing until the tool has finished its loop: its
+    # notifications (60 KB each) fill the pipe after one or two, and the tool
+    # (in the server, or on its worker) goes on all the same.
+    expect_true(wait_until(function() file.exists(done)))
+    msgs <- read_until_answer(proc, 1L)
+    notes <- Filter(is_progress, msgs)
+    values <- vapply(notes, function(m) m$params$progress, integer(1))
+    expect_true(all(diff(values) > 0))
+    expect_identical(values[[length(values)]], 30L)
+    # Not one per report: held back by the rate limit, or replaced while a
+    # write waited.
+    expect_lt(length(notes), 30)
+    expect_identical(first_text(msgs[[length(msgs)]]), "flooded")
+    expect_length(mcp_close(proc)$responses, 0)
+    unlink(done)
+  }
 })
 
 test_that("values that do not increase are dropped, and the author is told once (in-process and on workers)", {

@@ -16,6 +16,8 @@ rust_check <- function(kind, x, arg) .Call(wrap__rust_check, kind, x, arg)
 
 rust_check_tool_result <- function(x) .Call(wrap__rust_check_tool_result, x)
 
+rust_structured_edit <- function(x) .Call(wrap__rust_structured_edit, x)
+
 rust_tool_listing <- function(spec) .Call(wrap__rust_tool_listing, spec)
 
 rust_to_json <- function(x, opts, helpers) .Call(wrap__rust_to_json, x, opts, helpers)

@@ -106,6 +106,18 @@ fn rust_check_tool_result(x: Robj) -> Robj {
     outcome(mcplite_core::r::result::check_built(&Sx::borrowed(&x)).map(|()| Robj::from(())))
 }
 
+/// `NULL` if a result's structured JSON is still its `structured_content`'s
+/// (or not the serializer's), else the positions (from 1) of the text blocks
+/// generated from that JSON: `core::r::result::structured_edit`. Never fails.
+/// @noRd
+#[extendr]
+fn rust_structured_edit(x: Robj) -> Robj {
+    match mcplite_core::r::result::structured_edit(&Sx::borrowed(&x)) {
+        None => Robj::from(()),
+        Some(at) => Robj::from(at.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>()),
+    }
+}
+
 /// Payload JSON, byte-identical to `jsonlite::toJSON()` with the payload options.
 /// @noRd
 #[extendr]
@@ -114,7 +126,7 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
         sexp::set_helpers(&helpers)?;
         let o = mcplite_core::r::options::read(&Sx::borrowed(&opts)).map_err(|p| p.text())?;
         // Serialized into a reused buffer and copied once, into a JSON text.
-        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, build::json_text)?
+        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| build::json_text(bytes, &x))?
     })())
 }
 
@@ -236,6 +248,7 @@ extendr_module! {
     fn rust_to_json_fixed;
     fn rust_check;
     fn rust_check_tool_result;
+    fn rust_structured_edit;
     fn rust_tool_listing;
     fn rust_to_json;
     fn rust_json_size;

@@ -436,6 +436,12 @@ impl RValue for Sx {
         Some(unsafe { std::slice::from_raw_parts(p, n as usize) })
     }
 
+    fn is_json_written_from(&self, value: &Self) -> bool {
+        // SAFETY: two live objects; the C function only reads them (it never
+        // allocates or fails).
+        unsafe { ffi::mcplite_json_written_from(self.sexp, value.sexp) != 0 }
+    }
+
     fn list_elt(&self, i: usize) -> Self {
         if self.typeof_() != SEXPTYPE::VECSXP || i >= self.len() {
             // SAFETY: R_NilValue is a global constant.

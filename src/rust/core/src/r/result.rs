@@ -184,9 +184,8 @@ pub fn structured_edit<V: RValue>(x: &V) -> Option<Vec<usize>> {
         (0..blocks.len())
             .filter(|&i| {
                 let block = blocks.list_elt(i);
-                let text = field_present(&block, "text").filter(|_| {
-                    field_present(&block, "type").and_then(|t| string1(&t)).is_some_and(|t| t == "text")
-                });
+                let text = field_present(&block, "text")
+                    .filter(|_| field_present(&block, "type").and_then(|t| string1(&t)).is_some_and(|t| t == "text"));
                 text.is_some_and(|t| t.core_json().is_some_and(|b| std::ptr::eq(b, written)))
             })
             .collect()
@@ -201,8 +200,8 @@ fn write_structured<V: RValue>(value: &V, opts: &Options) -> Result<Text<V>, Str
         return Ok(Text::Owned("{}".into()));
     }
     let bytes = rjson::to_json(value, opts).map_err(|e| format!("`structured_content`: {e}"))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| "`structured_content` holds strings that are not valid UTF-8".to_string())?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| "`structured_content` holds strings that are not valid UTF-8".to_string())?;
     Ok(Text::Owned(text))
 }
 

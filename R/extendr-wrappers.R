@@ -14,6 +14,10 @@ rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
 
 rust_check <- function(kind, x, arg) .Call(wrap__rust_check, kind, x, arg)
 
+rust_describe <- function(x) .Call(wrap__rust_describe, x)
+
+rust_quote_names <- function(x) .Call(wrap__rust_quote_names, x)
+
 rust_check_tool_result <- function(x) .Call(wrap__rust_check_tool_result, x)
 
 rust_structured_edit <- function(x) .Call(wrap__rust_structured_edit, x)

@@ -67,7 +67,7 @@ fn rust_to_json_fixed(x: Robj, arg: Robj) -> Robj {
 fn rust_check(kind: Robj, x: Robj, arg: Robj) -> Robj {
     fn problem(p: &mcplite_core::r::Problem) -> Robj {
         let at: Vec<i32> = p.at.iter().map(|&i| i as i32).collect();
-        list!(message = p.message.as_str(), class = p.class, arg = p.arg.as_str(), at = at).into()
+        list!(message = p.for_r(), class = p.class, arg = p.arg.as_str(), at = at).into()
     }
     let (kind, arg) = match (rstring::text(&kind, "kind"), rstring::text(&arg, "arg")) {
         (Ok(kind), Ok(arg)) => (kind, arg),
@@ -97,6 +97,23 @@ fn rust_check(kind: Robj, x: Robj, arg: Robj) -> Robj {
         )
         .into(),
     }
+}
+
+/// What a value is, for R's messages (`core::r::describe_for_r`), with
+/// `{scalar}` where R writes a single value as R prints it. Never fails.
+/// @noRd
+#[extendr]
+fn rust_describe(x: Robj) -> Robj {
+    Robj::from(mcplite_core::r::describe_for_r(&Sx::for_description(&x)))
+}
+
+/// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` `` (`core::r::spec::quote_names`).
+/// @noRd
+#[extendr]
+fn rust_quote_names(x: Robj) -> Robj {
+    // Lossy: a message never fails over a name it quotes.
+    let names = mcplite_core::r::strings(&Sx::borrowed(&x)).unwrap_or_default();
+    Robj::from(mcplite_core::r::spec::quote_names(&names))
 }
 
 /// Whether a built `tool_result()` can be sent: NULL, or what is wrong.
@@ -247,6 +264,8 @@ extendr_module! {
     fn rust_protocol_text;
     fn rust_to_json_fixed;
     fn rust_check;
+    fn rust_describe;
+    fn rust_quote_names;
     fn rust_check_tool_result;
     fn rust_structured_edit;
     fn rust_tool_listing;

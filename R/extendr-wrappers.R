@@ -90,6 +90,10 @@ rust_config_write <- function(path, format, key, name, entry) .Call(wrap__rust_c
 
 rust_config_default_path <- function(client) .Call(wrap__rust_config_default_path, client)
 
+rust_config_clients <- function() .Call(wrap__rust_config_clients)
+
+rust_config_expand_home <- function(path) .Call(wrap__rust_config_expand_home, path)
+
 rust_client_transcript <- function(ptr, on) .Call(wrap__rust_client_transcript, ptr, on)
 
 rust_client_check_output <- function(ptr, on) .Call(wrap__rust_client_check_output, ptr, on)

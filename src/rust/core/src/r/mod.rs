@@ -67,10 +67,15 @@ pub struct Problem {
     pub class: &'static str,
     pub arg: String,
     pub at: Vec<usize>,
-    /// The core's own short description of the value, for [`Problem::text`].
-    pub described: String,
-    /// The description for R, for [`Problem::for_r`].
-    described_for_r: String,
+    /// How the value is described: for [`Problem::text`] and for
+    /// [`Problem::for_r`] (boxed: a problem travels in `Result`s).
+    described: Box<Described>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Described {
+    server: String,
+    r: String,
 }
 
 impl Problem {
@@ -79,20 +84,20 @@ impl Problem {
             Some(s) if message.contains(SCALAR) => format!("{s:?}"),
             _ => describe(value),
         };
-        let described_for_r = describe_for_r(value);
-        Problem { message, class, arg: arg.to_string(), at, described, described_for_r }
+        let described = Box::new(Described { server: described, r: describe_for_r(value) });
+        Problem { message, class, arg: arg.to_string(), at, described }
     }
 
     /// The message with the core's description in place, where no R code
     /// fills it in (the server's own start-up checks).
     pub fn text(&self) -> String {
-        self.message.replace(VALUE, &self.described).replace(SCALAR, &self.described)
+        self.message.replace(VALUE, &self.described.server).replace(SCALAR, &self.described.server)
     }
 
     /// The message for R to raise: the description in place, with the
     /// [`SCALAR`] R fills in (the value found at `at`, as R prints it).
     pub fn for_r(&self) -> String {
-        self.message.replace(VALUE, &self.described_for_r)
+        self.message.replace(VALUE, &self.described.r)
     }
 }
 

@@ -83,49 +83,25 @@ author_check <- function(kind, x, arg, call = sys.call(-1), class = NULL) {
   invisible(res)
 }
 
-# A problem's message with R's own words for the value it is about, found at
-# `at` (positions from `x`): describe_value() for {value}, format_scalar()
-# for {scalar}.
+# A problem's message, with the value it is about (found at `at`, positions
+# from `x`) where the core left {scalar}: the core describes values
+# (`r::describe_for_r`), R prints them.
 problem_message <- function(p, x) {
   message <- p[["message"]]
-  if (!grepl("{value}", message, fixed = TRUE) && !grepl("{scalar}", message, fixed = TRUE)) {
-    return(message)
-  }
+  if (!grepl("{scalar}", message, fixed = TRUE)) return(message)
   value <- x
   for (i in p[["at"]]) value <- value[[i]]
-  message <- sub("{value}", describe_value(value), message, fixed = TRUE)
-  if (grepl("{scalar}", message, fixed = TRUE)) {
-    message <- sub("{scalar}", format_scalar(value), message, fixed = TRUE)
-  }
-  message
+  with_scalar(message, value)
 }
 
-# A short description of what a value actually is, for error messages.
-describe_value <- function(x) {
-  if (is.null(x)) return("NULL")
-  if (is.function(x)) return("a function")
-  if (is.environment(x)) return("an environment")
-  if (is.data.frame(x)) return("a data frame")
-  cls <- setdiff(class(x), c("AsIs", "integer", "numeric", "character", "logical", "list"))
-  if (length(cls) > 0 && is.object(x)) {
-    return(sprintf("an object of class <%s>", cls[[1]]))
-  }
-  if (is.list(x)) {
-    return(if (length(x) == 0) "an empty list" else sprintf("a list of length %d", length(x)))
-  }
-  if (is.atomic(x)) {
-    kind <- switch(typeof(x),
-      logical = "logical", integer = "integer", double = "numeric",
-      character = "character", complex = "complex", raw = "raw", typeof(x)
-    )
-    if (length(x) == 1) {
-      if (is.na(x)) return(sprintf("a missing %s value (NA)", kind))
-      return(sprintf("the %s value %s", kind, format_scalar(x)))
-    }
-    article <- if (grepl("^[aeiou]", kind)) "an" else "a"
-    return(sprintf("%s %s vector of length %d", article, kind, length(x)))
-  }
-  sprintf("an object of type '%s'", typeof(x))
+# A short description of what a value actually is, for error messages: the
+# core's words (`r::describe_for_r`, which the server's messages use too),
+# with a single value as R prints it.
+describe_value <- function(x) with_scalar(rust_describe(x), x)
+
+with_scalar <- function(message, x) {
+  if (!grepl("{scalar}", message, fixed = TRUE)) return(message)
+  sub("{scalar}", format_scalar(x), message, fixed = TRUE)
 }
 
 format_scalar <- function(x) {
@@ -199,8 +175,9 @@ check_named_list <- function(x, arg, call = sys.call(-1), class = "argument") {
 # A named empty list: the R spelling of the JSON object {}.
 empty_object <- function() structure(list(), names = character(0))
 
+# `a`, `b` and `c`: the core's wording (`r::spec::quote_names`).
 quote_names <- function(x) {
-  x <- paste0("`", x, "`")
-  if (length(x) == 1) return(x)
-  paste0(paste(x[-length(x)], collapse = ", "), " and ", x[[length(x)]])
+  x <- as.character(x)
+  x[is.na(x)] <- "NA"
+  rust_quote_names(x)
 }

@@ -140,7 +140,8 @@ mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vsco
                        env = NULL, name = NULL, write = FALSE, path = NULL) {
   call <- sys.call()
   check_string(script, "script", call = call, allow_empty = FALSE)
-  clients <- names(config_clients)
+  known <- rust_config_clients()$value
+  clients <- names(known)
   choices <- paste0(paste0("\"", clients[-length(clients)], "\"", collapse = ", "), " or \"", clients[[length(clients)]], "\"")
   if (!is.character(client) || length(client) < 1 || anyNA(client) || !client[[1]] %in% clients) {
     abort_mcplite(sprintf("`client` must be one of %s, not %s.", choices,
@@ -148,7 +149,7 @@ mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vsco
                   arg = "client", call = call)
   }
   client <- client[[1]]
-  spec <- config_clients[[client]]
+  spec <- c(config_clients[[client]], known[[client]])
   env <- check_env(env, call)
   check_flag(write, "write", call = call)
   check_string(path, "path", call = call, allow_null = TRUE, allow_empty = FALSE)
@@ -182,12 +183,15 @@ mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vsco
 
   env_flags <- if (length(env)) paste("--env", shell_quote(paste0(names(env), "=", env)))
   command <- c(shell_quote(rscript), shell_quote(args))
-  text <- switch(spec$format,
-    json = config_json(spec$key, name, entry),
-    toml = config_toml(spec$key, name, entry),
-    shell = paste(c("claude", "mcp", "add", "--transport", "stdio", shell_quote(name), env_flags, "--", command),
-                  collapse = " ")
-  )
+  text <- if (is.null(spec$format)) {
+    paste(c("claude", "mcp", "add", "--transport", "stdio", shell_quote(name), env_flags, "--", command),
+          collapse = " ")
+  } else {
+    switch(spec$format,
+      json = config_json(spec$key, name, entry),
+      toml = config_toml(spec$key, name, entry)
+    )
+  }
   out <- c(spec$where, text)
   if (client == "codex") {
     out <- c(out, "Or run in a terminal:",
@@ -197,47 +201,47 @@ mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vsco
   invisible(text)
 }
 
-# Each client: its name in messages, what the snippet is (JSON, TOML or a
-# shell command), the key holding the servers (NULL: no file to write), what
-# its own command accepts as a name (checked against `claude mcp add` and
-# `codex mcp add`), and the line printed before the snippet.
+# Each client's words: its name in messages, what its own command accepts as
+# a name (checked against `claude mcp add` and `codex mcp add`), and the line
+# printed before the snippet. Which clients there are, their file format
+# (none: the snippet is a shell command), the key holding the servers and
+# their files are the core's (`devtools::config_file::CLIENTS`,
+# rust_config_clients()).
 config_clients <- list(
   "claude-desktop" = list(
-    label = "Claude Desktop", format = "json", key = "mcpServers",
+    label = "Claude Desktop",
     where = "Claude Desktop: add to claude_desktop_config.json (Settings > Developer > Edit Config), then restart Claude Desktop:",
     after = "Restart Claude Desktop to load it."
   ),
   "claude-code" = list(
-    label = "Claude Code", format = "shell", key = NULL,
+    label = "Claude Code",
     name_chars = "A-Za-z0-9_-", name_rule = "letters, digits, `-` and `_`",
     where = "Claude Code: run in a terminal (add --scope user for every project):"
   ),
   "vscode" = list(
-    label = "VS Code", format = "json", key = "servers",
+    label = "VS Code",
     where = "VS Code: add to .vscode/mcp.json in the workspace:"
   ),
   "cursor" = list(
-    label = "Cursor", format = "json", key = "mcpServers",
+    label = "Cursor",
     where = "Cursor: add to .cursor/mcp.json in the project, or ~/.cursor/mcp.json:"
   ),
   "gemini" = list(
-    label = "Gemini CLI", format = "json", key = "mcpServers",
+    label = "Gemini CLI",
     where = "Gemini CLI: add to .gemini/settings.json in the project, or ~/.gemini/settings.json:"
   ),
   "codex" = list(
-    label = "Codex CLI", format = "toml", key = "mcp_servers",
+    label = "Codex CLI",
     name_chars = "A-Za-z0-9_:@/.-", name_rule = "letters, digits, `-`, `_`, `.`, `:`, `@` and `/`",
     where = "Codex CLI: add to ~/.codex/config.toml:"
   )
 )
 
-# `~` as the clients read it: HOME (USERPROFILE on Windows) now, not the home
-# R noted when it started, as path.expand() uses.
+# `~` as the clients read it (`devtools::config_file::expand_home`), or as R
+# does when that variable is unset.
 expand_home <- function(path) {
-  if (!grepl("^~([/\\\\]|$)", path)) return(path)
-  home <- Sys.getenv(if (.Platform$OS.type == "windows") "USERPROFILE" else "HOME")
-  if (!nzchar(home)) return(path.expand(path))
-  paste0(sub("[/\\\\]+$", "", home), substring(path, 2))
+  expanded <- rust_config_expand_home(path)
+  if (is.null(expanded)) path.expand(path) else expanded
 }
 
 config_toml <- function(key, name, entry) {

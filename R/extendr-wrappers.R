@@ -14,7 +14,13 @@ rust_to_json_fixed <- function(x, arg) .Call(wrap__rust_to_json_fixed, x, arg)
 
 rust_check <- function(kind, x, arg) .Call(wrap__rust_check, kind, x, arg)
 
+rust_describe <- function(x) .Call(wrap__rust_describe, x)
+
+rust_quote_names <- function(x) .Call(wrap__rust_quote_names, x)
+
 rust_check_tool_result <- function(x) .Call(wrap__rust_check_tool_result, x)
+
+rust_structured_edit <- function(x) .Call(wrap__rust_structured_edit, x)
 
 rust_tool_listing <- function(spec) .Call(wrap__rust_tool_listing, spec)
 
@@ -91,6 +97,10 @@ rust_config_merge <- function(text, format, key, name, entry, file) .Call(wrap__
 rust_config_write <- function(path, format, key, name, entry) .Call(wrap__rust_config_write, path, format, key, name, entry)
 
 rust_config_default_path <- function(client) .Call(wrap__rust_config_default_path, client)
+
+rust_config_clients <- function() .Call(wrap__rust_config_clients)
+
+rust_config_expand_home <- function(path) .Call(wrap__rust_config_expand_home, path)
 
 rust_client_transcript <- function(ptr, on) .Call(wrap__rust_client_transcript, ptr, on)
 

@@ -29,8 +29,16 @@
 #' keeps it as `structured_json` (and as the text of the generated block): an
 #' ordinary character string in R, which R materializes only when your code
 #' reads it, so a server that just sends the result never copies a large
-#' JSON text into R. Editing a result by hand is allowed; the server then
-#' checks the edited JSON before sending it.
+#' JSON text into R.
+#'
+#' `structured_content` stays the data the result sends. If a tool changes it
+#' after `tool_result()` (`res$structured_content$n <- 0L`, or a new value),
+#' the server writes its JSON again when it sends the result, with the
+#' server's payload options, and the text block `tool_result()` generated
+#' follows it; setting it to `NULL` removes the structured content and that
+#' block. (`res$structured_json` and that block still hold the JSON written
+#' first until then.) Replacing `structured_json` itself sends that text
+#' instead, once the server has checked it is one compact JSON value.
 #'
 #' ## Errors
 #' `is_error = TRUE` tells the client the tool ran but failed (for example the

@@ -552,12 +552,37 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
   if (relayed) on.exit(rust_worker_progress_end(), add = TRUE)
   out <- invoke_tool(fun, args, name)
   if (relayed) out$reports <- rust_worker_progress_end()
+  if (isTRUE(out$ok)) out$value <- worker_structured_settled(out$value)
   failed <- !isTRUE(out$ok)
   if (fresh) out$fresh <- TRUE
   # A number the tool's tool_result() sent as 0 here: the server tells the
   # author, as for calls in its own process.
   if (isTRUE(rust_json_take_zeroed())) out$zeroed <- TRUE
   out
+}
+
+# A tool_result() whose `structured_content` the tool changed after its JSON
+# was written, with that JSON (and the text block generated from it) written
+# again, as the server does for calls in its own process: the result reaches
+# the server as plain strings, which no longer tell the edit. A value with no
+# JSON form leaves no JSON, so the server writes it and says why.
+worker_structured_settled <- function(x) {
+  generated <- rust_structured_edit(x)
+  if (is.null(generated)) return(x)
+  cls <- class(x)
+  x <- unclass(x)
+  value <- x[["structured_content"]]
+  # tool_result()'s own writing (and rules) of the value.
+  fresh <- if (!is.null(value)) tryCatch(tool_result(structured_content = value), mcplite_error = function(e) NULL)
+  if (is.null(value)) {
+    if (length(generated)) x$content <- x$content[-generated]
+  } else if (!is.null(fresh)) {
+    x$content[generated] <- fresh$content[1]
+    x$structured_content <- fresh$structured_content
+  }
+  x$structured_json <- fresh$structured_json
+  class(x) <- cls
+  x
 }
 
 # The tools of `script` on this worker, by name: evaluated once per process

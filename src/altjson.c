@@ -5,11 +5,17 @@
 // the text fallback, `result$content[[1]]$text`). Making an R string of it
 // costs a hash and a copy of every byte, and checking it again before it is
 // written costs another pass; a server that only sends the result needs
-// neither. This class keeps the bytes in a raw vector (data1) that no R code
-// can reach, and makes the string (data2) the first time R asks for it.
+// neither. This class keeps the bytes in a raw vector that no R code can
+// reach, and makes the string (data2) the first time R asks for it.
+//
+// data1 is list(bytes, source): the raw vector and the R value the JSON was
+// written from. The source tells the server whether `structured_content` is
+// still the value its JSON was written from: holding it here makes R copy it
+// before any change (its reference count is above one), so a result whose
+// `structured_content` is the very same object cannot have changed since.
 //
 // Trust: while data1 is set, the string is exactly those bytes, so the server
-// writes them without validating them (mcplite_core_json()). Anything that
+// writes them without validating them (mcplite_json_bytes()). Anything that
 // may change the string (a write, a writable data pointer) first drops data1,
 // and from then on the server treats the value like any other R string.
 //
@@ -26,7 +32,7 @@ static R_altrep_class_t json_class;
 static SEXP json_strings(SEXP x) {
   SEXP s = R_altrep_data2(x);
   if (s == R_NilValue) {
-    SEXP raw = R_altrep_data1(x);
+    SEXP raw = VECTOR_ELT(R_altrep_data1(x), 0);
     s = PROTECT(allocVector(STRSXP, 1));
     SET_STRING_ELT(s, 0, mkCharLenCE((const char *) RAW(raw), (int) XLENGTH(raw), CE_UTF8));
     R_set_altrep_data2(x, s);
@@ -64,18 +70,19 @@ static int json_no_na(SEXP x) {
   return R_altrep_data1(x) != R_NilValue;
 }
 
-// A copy shares the (never modified) bytes, so it is trusted too.
+// A copy shares the (never modified) bytes and their source, so it is
+// trusted too.
 static SEXP json_duplicate(SEXP x, Rboolean deep) {
-  SEXP raw = R_altrep_data1(x);
-  if (raw == R_NilValue) return NULL;
-  return R_new_altrep(json_class, raw, R_NilValue);
+  SEXP data = R_altrep_data1(x);
+  if (data == R_NilValue) return NULL;
+  return R_new_altrep(json_class, data, R_NilValue);
 }
 
 static Rboolean json_inspect(SEXP x, int pre, int deep, int pvec,
                              void (*inspect_subtree)(SEXP, int, int, int)) {
-  SEXP raw = R_altrep_data1(x);
+  SEXP data = R_altrep_data1(x);
   Rprintf(" mcplite JSON text (%s, %s)\n",
-          raw == R_NilValue ? "changed by R" : "as written",
+          data == R_NilValue ? "changed by R" : "as written",
           R_altrep_data2(x) == R_NilValue ? "no R string yet" : "R string made");
   return TRUE;
 }
@@ -93,11 +100,15 @@ void mcplite_init_json_class(DllInfo *dll) {
 }
 
 // A new JSON text holding a copy of `len` bytes (valid UTF-8 without NUL, at
-// most INT_MAX bytes: the caller checks). Allocates: call under protection.
-SEXP mcplite_json_text(const unsigned char *bytes, R_xlen_t len) {
-  SEXP raw = PROTECT(allocVector(RAWSXP, len));
+// most INT_MAX bytes: the caller checks), written from `source`. Allocates:
+// call under protection.
+SEXP mcplite_json_text(const unsigned char *bytes, R_xlen_t len, SEXP source) {
+  SEXP data = PROTECT(allocVector(VECSXP, 2));
+  SEXP raw = allocVector(RAWSXP, len);
+  SET_VECTOR_ELT(data, 0, raw);
   if (len > 0) memcpy(RAW(raw), bytes, (size_t) len);
-  SEXP x = R_new_altrep(json_class, raw, R_NilValue);
+  SET_VECTOR_ELT(data, 1, source);
+  SEXP x = R_new_altrep(json_class, data, R_NilValue);
   UNPROTECT(1);
   return x;
 }
@@ -106,9 +117,18 @@ SEXP mcplite_json_text(const unsigned char *bytes, R_xlen_t len) {
 // allocates or fails.
 int mcplite_json_bytes(SEXP x, const unsigned char **bytes, R_xlen_t *len) {
   if (!R_altrep_inherits(x, json_class)) return 0;
-  SEXP raw = R_altrep_data1(x);
-  if (TYPEOF(raw) != RAWSXP) return 0;
+  SEXP data = R_altrep_data1(x);
+  if (TYPEOF(data) != VECSXP) return 0;
+  SEXP raw = VECTOR_ELT(data, 0);
   *bytes = RAW(raw);
   *len = XLENGTH(raw);
   return 1;
+}
+
+// Whether `x` is a JSON text R code cannot have changed that was written
+// from `value` itself (the same object); never allocates or fails.
+int mcplite_json_written_from(SEXP x, SEXP value) {
+  if (!R_altrep_inherits(x, json_class)) return 0;
+  SEXP data = R_altrep_data1(x);
+  return TYPEOF(data) == VECSXP && VECTOR_ELT(data, 1) == value;
 }

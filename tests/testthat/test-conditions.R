@@ -50,3 +50,24 @@ test_that("an author's mistake at the top of a script stops Rscript with the aut
     expect_snapshot(cat(res$stderr))
   }
 })
+
+test_that("messages describe values with the core's words, and R prints a single value", {
+  # describe_value() and quote_names() are the core's (r::describe_for_r,
+  # r::spec::quote_names), which the server's own messages use too.
+  expect_identical(describe_value("yes"), "the character value \"yes\"")
+  expect_identical(describe_value(2.5), "the numeric value 2.5")
+  expect_identical(describe_value(c(a = 1L)), "the integer value 1")
+  expect_identical(describe_value(NA_complex_), "a missing complex value (NA)")
+  expect_identical(describe_value(I(TRUE)), "the logical value TRUE")
+  expect_identical(describe_value(structure(1L, class = "integer")), "the integer value 1")
+  expect_identical(describe_value(factor("a")), "an object of class <factor>")
+  expect_identical(describe_value(mtcars), "a data frame")
+  expect_identical(describe_value(formals(function(a, b) NULL)), "a list of length 2")
+  expect_identical(describe_value(quote(f(x))), "an object of type 'language'")
+  expect_identical(describe_value(list()), "an empty list")
+  expect_identical(describe_value(strrep("x", 50)), paste0("the character value \"", strrep("x", 37), "...\""))
+  # A long lazy vector is described, not made.
+  expect_identical(describe_value(seq_len(1e10)), "a numeric vector of length 10000000000")
+  expect_identical(quote_names(c("a", NA, "c")), "`a`, `NA` and `c`")
+  expect_identical(quote_names(1.5), "`1.5`")
+})

@@ -255,22 +255,24 @@ test_that("Codex CLI asks the model before a slow server is ready, unless the en
   with_config_home({
     project <- file.path(home, "project")
     dir.create(project)
-    # Each run's servers log to the file the entry's env names: a server an
-    # earlier run started late (after that run ended) logs to that run's file.
+    # The server is held before it serves until the test creates the file
+    # RELEASE names (a barrier, not a delay). Each run's servers log to the
+    # file the entry's env names: a server an earlier run started late logs
+    # to that run's file.
     server <- server_script(c(
       "log <- Sys.getenv('SERVER_LOG')",
-      "cat(as.numeric(Sys.time()), Sys.getpid(), 'start\\n', file = log, append = TRUE)",
+      "cat(Sys.getpid(), 'start\\n', file = log, append = TRUE)",
       sprintf("writeLines(Sys.getenv(c('MCPLITE_FROM_CLIENT', 'FROM_CONFIG'), 'unset'), %s)",
               deparse(file.path(home, "server-env.txt"))),
-      "Sys.sleep(3)",
-      "cat(as.numeric(Sys.time()), Sys.getpid(), 'serving\\n', file = log, append = TRUE)",
+      "while (!file.exists(Sys.getenv('RELEASE'))) Sys.sleep(0.02)",
+      "cat(Sys.getpid(), 'serving\\n', file = log, append = TRUE)",
       "mcplite::mcp_server(mcplite::tool(function() 'ok', 'Answer ok.', name = 'slow_ping'))"
     ), dir = file.path(home, "my-tools"))
     port_file <- file.path(home, "port")
     requests <- file.path(home, "requests.jsonl")
     model <- processx::process$new("node", c(mock, port_file, requests), cleanup = TRUE)
     on.exit(model$kill(), add = TRUE)
-    for (i in 1:100) if (!file.exists(port_file)) Sys.sleep(0.05)
+    expect_true(wait_until(function() file.exists(port_file) && length(readLines(port_file, warn = FALSE)) > 0, 30))
     port <- readLines(port_file, warn = FALSE)
     config <- file.path(home, ".codex", "config.toml")
     dir.create(dirname(config))
@@ -280,24 +282,39 @@ test_that("Codex CLI asks the model before a slow server is ready, unless the en
       "[model_providers.mock]", "name = \"mock\"", sprintf("base_url = \"http://127.0.0.1:%s/v1\"", port),
       "env_key = \"MOCK_MODEL_KEY\"", "wire_api = \"responses\"", "request_max_retries = 0", "stream_max_retries = 0"
     ), config)
-    entry_env <- function(run) c(child_env(), FROM_CONFIG = "given", SERVER_LOG = file.path(home, paste0(run, ".txt")))
-    out <- capture.output(mcp_config(server, "codex", env = entry_env("optional"), write = TRUE))
-    # The first model request of `codex exec`: when, and with which tools.
-    first_request <- function(run) {
-      started <- file.path(home, paste0(run, ".txt"))
-      unlink(requests)
-      res <- run_client(codex, c("exec", "--skip-git-repo-check", "say hi"), home, project,
-                        env = c(MOCK_MODEL_KEY = "not-a-key", MCPLITE_FROM_CLIENT = "inherited"), timeout = 60)
-      req <- jsonlite::parse_json(readLines(requests, n = 1))
-      # The first server this run started.
-      times <- read.table(started, col.names = c("at", "pid", "what"))
-      start <- times[times$what == "start", ][1, ]
-      serving <- times$at[times$what == "serving" & times$pid == start$pid]
-      list(after = req$at / 1000 - start$at, ready = if (length(serving)) serving[1] - start$at else Inf,
-           tools = unlist(req$tools), out = res$out)
+    entry_env <- function(run) {
+      c(child_env(), FROM_CONFIG = "given", SERVER_LOG = file.path(home, paste0(run, ".txt")),
+        RELEASE = file.path(home, paste0(run, ".release")))
     }
-    optional <- first_request("optional")
-    expect_lt(optional$after, optional$ready)
+    out <- capture.output(mcp_config(server, "codex", env = entry_env("optional"), write = TRUE))
+    # `codex exec` started; `hold_until_asked`: the servers stay held until the
+    # model has been asked (else they are let go as soon as one has started).
+    # Returns the tools of the first model request, and whether the model was
+    # asked while every server of the run was still held.
+    first_request <- function(run, hold_until_asked) {
+      log <- file.path(home, paste0(run, ".txt"))
+      release <- file.path(home, paste0(run, ".release"))
+      unlink(requests)
+      client <- processx::process$new(
+        codex, c("exec", "--skip-git-repo-check", "say hi"), wd = project, stdin = NULL,
+        stdout = "|", stderr = "2>&1", cleanup = TRUE,
+        env = c("current", config_home_env(home), NO_COLOR = "1",
+                MOCK_MODEL_KEY = "not-a-key", MCPLITE_FROM_CLIENT = "inherited")
+      )
+      on.exit(client$kill(), add = TRUE)
+      asked <- function() file.exists(requests) && length(readLines(requests, warn = FALSE)) > 0
+      started <- function() file.exists(log) && any(grepl("start", readLines(log, warn = FALSE)))
+      expect_true(wait_until(if (hold_until_asked) asked else started, 60), info = run)
+      held_when_asked <- asked() && !any(grepl("serving", readLines(log, warn = FALSE)))
+      file.create(release)
+      expect_true(wait_until(asked, 60), info = run)
+      client$wait(60000)
+      req <- jsonlite::parse_json(readLines(requests, n = 1))
+      list(tools = unlist(req$tools), held_when_asked = held_when_asked)
+    }
+    optional <- first_request("optional", hold_until_asked = TRUE)
+    # Codex asked the model while the server was held, without its tools.
+    expect_true(optional$held_when_asked)
     expect_false(any(grepl("my.tools|slow_ping", optional$tools)), info = paste(optional$tools, collapse = " "))
     # Codex passes on only a few variables of its own environment (this one
     # not), and the entry's env.
@@ -310,10 +327,8 @@ test_that("Codex CLI asks the model before a slow server is ready, unless the en
     writeLines(append(lines, "required = true", after = at), config)
     out <- capture.output(mcp_config(server, "codex", env = entry_env("required"), write = TRUE))
     expect_true("required = true" %in% readLines(config))
-    required <- first_request("required")
-    # The tools in the first request show Codex waited for tools/list. (Times
-    # are not compared here: on a loaded CI machine Codex may start the server
-    # more than once, so "the first start" is not the server that answered.)
+    required <- first_request("required", hold_until_asked = FALSE)
+    # The tools in the first request show Codex waited for tools/list.
     expect_true(any(grepl("my.tools|slow_ping", required$tools)), info = paste(required$tools, collapse = " "))
   })
 })

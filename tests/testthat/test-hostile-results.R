@@ -140,9 +140,20 @@ hostile_check <- function(case, obj, legit, value, response, version) {
   # strings) holds no value at all.
   malformed <- c("factor_code_high", "factor_code_zero", "factor_code_negative", "factor_levels_numeric",
                  "factor_levels_missing", "factor_levels_list")
-  # (structured_content itself is never sent: its JSON was made when the
-  # result was built, so an edit there may be ignored.)
+  # (structured_content is payload data, written as jsonlite would: a code
+  # outside the levels is a missing value there, not an error.)
   must_fail <- must_fail || (case$mutation %in% malformed && !identical(last, "structured_content"))
+  # An edit of structured_content is sent: its JSON is written again, and the
+  # text block generated from the JSON of the value it had follows it.
+  if (identical(case$kind, "tamper") && identical(last, "structured_content") && !err) {
+    if (identical(text, '{"a":1,"b":"x"}')) {
+      return(sprintf("%s: the edit of structured_content was ignored", label))
+    }
+    sent <- response$result$structuredContent
+    if (!is.null(sent) && !identical(sent, jsonlite::parse_json(text))) {
+      return(sprintf("%s: structuredContent and the text block generated from it disagree: %s", label, hs_show(text)))
+    }
+  }
   if (identical(last, "structured_json") && is.character(value) && length(value) == 1 && !is.na(value)) {
     must_fail <- must_fail || !hs_valid_json(hs_utf8(value))
   }

@@ -179,3 +179,71 @@ test_that("changing a copy of the structured JSON leaves the result alone", {
   expect_identical(r$content[[1]]$text, "{\"a\":1}")
   expect_identical(r2$content[[1]]$text, "{\"a\":1}")
 })
+
+test_that("an edit of structured_content is sent, with the text block generated from it", {
+  skip_on_cran()
+  # structured_content is the one source: its JSON (structured_json, and the
+  # generated text block) is sent as written while the value is the one it
+  # was written from, and written again by the server once the tool changed
+  # the value, whichever way. Before, the edit was silently ignored.
+  code <- c(
+    "base <- function(...) tool_result(..., structured_content = list(total = 5, items = list('a')))",
+    "t <- function(name, f) tool(f, paste0(name, '.'), name = name)",
+    "tools <- list(",
+    "  t('nested', function() { r <- base(); r$structured_content$total <- 7; r }),",
+    "  t('swapped', function() { r <- base(content_text('Rows.')); r[['structured_content']] <- list(rows = data.frame(a = 1:2)); r }),",
+    "  t('listed', function() { r <- base(); r['structured_content'] <- list(list(n = 1L)); r }),",
+    "  t('modified', function() utils::modifyList(base(), list(structured_content = list(total = 6)))),",
+    "  t('bypass', function() {",
+    "    r <- unclass(base()); r$structured_content$total <- 9; structure(r, class = 'mcplite_tool_result') }),",
+    "  t('removed', function() { r <- base(content_text('Said.')); r$structured_content <- NULL; r }),",
+    "  t('emptied', function() { r <- base(); r$structured_content <- NULL; r }),",
+    "  t('unwritable', function() { r <- base(); r$structured_content$e <- new.env(); r }),",
+    # Written with one decimal: unchanged (even in a copy), it is sent as
+    # written; changed, it is written again with the server's options.
+    "  t('as_built', function() {",
+    "    old <- options(mcplite.json.digits = 1); on.exit(options(old))",
+    "    r <- tool_result(structured_content = list(x = pi)); r2 <- r; r2$is_error <- FALSE; r2 }),",
+    "  t('edited_later', function() {",
+    "    old <- options(mcplite.json.digits = 1); r <- tool_result(structured_content = list(x = pi))",
+    "    options(old); r$structured_content$y <- 1L; r })",
+    ")",
+    "mcp_server(tools)"
+  )
+  names <- c("nested", "swapped", "listed", "modified", "bypass", "removed", "emptied", "unwritable",
+             "as_built", "edited_later")
+  call <- function(id, name) {
+    sprintf('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{}}}', id, name)
+  }
+  lines <- serve_lines(code, vapply(seq_along(names), function(i) call(i, names[[i]]), ""))
+  answers <- lapply(lines, jsonlite::fromJSON, simplifyVector = FALSE)
+  by_name <- setNames(lapply(seq_along(names), function(i) {
+    answers[[which(vapply(answers, function(a) identical(a$id, i), TRUE))]]$result
+  }), names)
+  sent <- function(name, text) {
+    r <- by_name[[name]]
+    expect_false(isTRUE(r$isError), label = name)
+    expect_identical(r$content[[1]]$text, text, label = name)
+    expect_identical(r$structuredContent, jsonlite::parse_json(text), label = name)
+  }
+  sent("nested", '{"total":7,"items":["a"]}')
+  sent("modified", '{"total":6,"items":["a"]}')
+  sent("bypass", '{"total":9,"items":["a"]}')
+  sent("listed", '{"n":1}')
+  sent("as_built", '{"x":3.1}')
+  sent("edited_later", '{"x":3.1416,"y":1}')
+  # The author's own block stays as given.
+  r <- by_name$swapped
+  expect_identical(r$content[[1]]$text, "Rows.")
+  expect_identical(r$structuredContent, list(rows = list(list(a = 1L), list(a = 2L))))
+  r <- by_name$removed
+  expect_identical(r$content, list(list(type = "text", text = "Said.")))
+  expect_null(r$structuredContent)
+  # Nothing left to say, or nothing JSON can hold: refused, saying why.
+  r <- by_name$emptied
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "it has no content", fixed = TRUE)
+  r <- by_name$unwritable
+  expect_true(r$isError)
+  expect_snapshot(cat(r$content[[1]]$text))
+})

@@ -228,6 +228,45 @@ test_that("a worker evaluates the script again when what it set up is gone", {
   expect_identical(mcp_close(proc)$status, 0L)
 })
 
+test_that("an edit of structured_content on a worker is sent, as in the server", {
+  # The result reaches the server as plain strings, which no longer tell
+  # the edit: the worker writes the JSON again (with the server's digits, 2).
+  skip_if_not_installed("mirai")
+  skip_if_no_mcplite_child()
+  proc <- mcp_start(c(
+    "library(mcplite)",
+    "options(mcplite.json.digits = 2)",
+    "edited <- tool(function(how) {",
+    "  r <- if (how == 'removed') {",
+    "    tool_result(content_text('Mine.'), structured_content = list(x = pi))",
+    "  } else {",
+    "    tool_result(structured_content = list(x = pi))",
+    "  }",
+    "  if (how == 'nested') r$structured_content$y <- 1L",
+    "  if (how == 'removed') r$structured_content <- NULL",
+    "  if (how == 'unwritable') r$structured_content$e <- new.env()",
+    "  r",
+    "}, name = 'structured_edited', description = 'Edits its result.', arguments = list(how = type_string()))",
+    "mcp_server(list(edited), workers = 1)"
+  ))
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  for (i in 1:3) mcp_send(proc, legacy_call(i, "structured_edited", args_json(how = c("nested", "removed", "unwritable")[[i]])))
+  out <- mcp_read(proc, 3)
+  r <- mcp_by_id(out, 1)$result
+  expect_false(isTRUE(r$isError))
+  expect_identical(r$content[[1]]$text, '{"x":3.14,"y":1}')
+  expect_identical(r$structuredContent, list(x = 3.14, y = 1L))
+  r <- mcp_by_id(out, 2)$result
+  expect_identical(r$content, list(list(type = "text", text = "Mine.")))
+  expect_null(r$structuredContent)
+  r <- mcp_by_id(out, 3)$result
+  expect_true(r$isError)
+  expect_match(r$content[[1]]$text, "`structured_content`: cannot convert an object of R type 'environment'", fixed = TRUE)
+  expect_identical(mcp_close(proc)$status, 0L)
+})
+
 test_that("tools use the script's top-level data, packages and options on workers", {
   proc <- workers_server("2")
   on.exit(mcp_kill(proc), add = TRUE)

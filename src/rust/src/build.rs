@@ -111,11 +111,11 @@ pub fn value(v: Val<'_>) -> Result<Robj, ffi::RFailure> {
 }
 
 /// A character vector of length one holding `bytes` (JSON text our serializer
-/// wrote: no NUL) as a JSON text object (src/altjson.c): R makes the string
-/// only if R code reads it, and the server writes the bytes as they are.
-/// Bytes that are not UTF-8 (passed-through "bytes" strings, as jsonlite
-/// does) are replaced.
-pub fn json_text(bytes: &[u8]) -> std::result::Result<Robj, String> {
+/// wrote from `source`: no NUL) as a JSON text object (src/altjson.c): R
+/// makes the string only if R code reads it, and the server writes the bytes
+/// as they are. Bytes that are not UTF-8 (passed-through "bytes" strings, as
+/// jsonlite does) are replaced.
+pub fn json_text(bytes: &[u8], source: &Robj) -> std::result::Result<Robj, String> {
     if bytes.len() > c_int::MAX as usize {
         return Err("JSON text is larger than R's 2 GB string limit".into());
     }
@@ -127,8 +127,11 @@ pub fn json_text(bytes: &[u8]) -> std::result::Result<Robj, String> {
             lossy.as_bytes()
         }
     };
+    // SAFETY: reads the SEXP of a live Robj.
+    let source = unsafe { source.get() };
     // SAFETY: `bytes` is valid for its length, which fits an int (checked
-    // above); the C function only allocates and copies.
-    ffi::make(|| unsafe { ffi::mcplite_json_text(bytes.as_ptr(), bytes.len() as isize) })
+    // above), and `source` is a live object the caller holds; the C function
+    // only allocates, copies and keeps a reference to `source`.
+    ffi::make(|| unsafe { ffi::mcplite_json_text(bytes.as_ptr(), bytes.len() as isize, source) })
         .map_err(|e| format!("R could not make a string of the JSON text: {e}"))
 }

@@ -117,9 +117,49 @@ fn rust_config_default_path(client: Robj) -> Robj {
     }
 }
 
+/// The clients `mcp_config()` knows (`config_file::CLIENTS`), by id, each
+/// `list(format, key)` (`NULL`s for a client that keeps its servers in files
+/// of its own), as `list(value, error)`.
+/// @noRd
+#[extendr]
+fn rust_config_clients() -> Robj {
+    let specs: Vec<Robj> = config_file::CLIENTS
+        .iter()
+        .map(|c| {
+            // NULL, not NA, for what a client does not have.
+            let or_null = |s: Option<&str>| s.map_or_else(|| Robj::from(()), Robj::from);
+            let format = c.format.map(|f| match f {
+                Format::Json => "json",
+                Format::Toml => "toml",
+            });
+            list!(format = or_null(format), key = or_null(c.servers_key)).into()
+        })
+        .collect();
+    let ids = config_file::CLIENTS.iter().map(|c| c.id);
+    match List::from_names_and_values(ids, specs) {
+        Ok(named) => ok(named.into()),
+        Err(e) => fail_invalid(e.to_string()),
+    }
+}
+
+/// A path given with `~` (`config_file::expand_home`); `NULL` when the home
+/// variable is unset.
+/// @noRd
+#[extendr]
+fn rust_config_expand_home(path: Robj) -> Robj {
+    let Ok(path) = crate::rstring::text(&path, "path") else { return ().into() };
+    let env = |k: &str| std::env::var(k).ok();
+    match config_file::expand_home(&path, config_file::Os::current(), &env) {
+        Some(p) => p.into(),
+        None => ().into(),
+    }
+}
+
 extendr_module! {
     mod config_file;
     fn rust_config_merge;
     fn rust_config_write;
     fn rust_config_default_path;
+    fn rust_config_clients;
+    fn rust_config_expand_home;
 }

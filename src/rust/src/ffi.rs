@@ -34,12 +34,15 @@ extern "C" {
     pub fn Rf_type2char(t: SEXPTYPE) -> *const c_char;
     pub fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> Rboolean;
     fn R_CheckUserInterrupt();
-    /// A new JSON text object holding a copy of the bytes (src/altjson.c);
-    /// allocates, so only under [`protected`].
-    pub fn mcplite_json_text(bytes: *const u8, len: isize) -> SEXP;
+    /// A new JSON text object holding a copy of the bytes, written from
+    /// `source` (src/altjson.c); allocates, so only under [`protected`].
+    pub fn mcplite_json_text(bytes: *const u8, len: isize, source: SEXP) -> SEXP;
     /// The bytes of a JSON text object R code cannot have changed; 0 for any
     /// other object. Never allocates or fails.
     pub fn mcplite_json_bytes(x: SEXP, bytes: *mut *const u8, len: *mut isize) -> c_int;
+    /// 1 if `x` is a JSON text object R code cannot have changed, written
+    /// from `value` itself. Never allocates or fails.
+    pub fn mcplite_json_written_from(x: SEXP, value: SEXP) -> c_int;
 }
 
 /// Runs `f` under R's error protection (`R_ToplevelExec`): if R signals an

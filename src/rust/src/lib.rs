@@ -68,7 +68,7 @@ fn rust_to_json_fixed(x: Robj, arg: Robj) -> Robj {
 fn rust_check(kind: Robj, x: Robj, arg: Robj) -> Robj {
     fn problem(p: &mcplite_core::r::Problem) -> Robj {
         let at: Vec<i32> = p.at.iter().map(|&i| i as i32).collect();
-        list!(message = p.message.as_str(), class = p.class, arg = p.arg.as_str(), at = at).into()
+        list!(message = p.for_r(), class = p.class, arg = p.arg.as_str(), at = at).into()
     }
     let (kind, arg) = match (rstring::text(&kind, "kind"), rstring::text(&arg, "arg")) {
         (Ok(kind), Ok(arg)) => (kind, arg),
@@ -100,11 +100,40 @@ fn rust_check(kind: Robj, x: Robj, arg: Robj) -> Robj {
     }
 }
 
+/// What a value is, for R's messages (`core::r::describe_for_r`), with
+/// `{scalar}` where R writes a single value as R prints it. Never fails.
+/// @noRd
+#[extendr]
+fn rust_describe(x: Robj) -> Robj {
+    Robj::from(mcplite_core::r::describe_for_r(&Sx::for_description(&x)))
+}
+
+/// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` `` (`core::r::spec::quote_names`).
+/// @noRd
+#[extendr]
+fn rust_quote_names(x: Robj) -> Robj {
+    // Lossy: a message never fails over a name it quotes.
+    let names = mcplite_core::r::strings(&Sx::borrowed(&x)).unwrap_or_default();
+    Robj::from(mcplite_core::r::spec::quote_names(&names))
+}
+
 /// Whether a built `tool_result()` can be sent: NULL, or what is wrong.
 /// @noRd
 #[extendr]
 fn rust_check_tool_result(x: Robj) -> Robj {
     outcome(mcplite_core::r::result::check_built(&Sx::borrowed(&x)).map(|()| Robj::from(())))
+}
+
+/// `NULL` if a result's structured JSON is still its `structured_content`'s
+/// (or not the serializer's), else the positions (from 1) of the text blocks
+/// generated from that JSON: `core::r::result::structured_edit`. Never fails.
+/// @noRd
+#[extendr]
+fn rust_structured_edit(x: Robj) -> Robj {
+    match mcplite_core::r::result::structured_edit(&Sx::borrowed(&x)) {
+        None => Robj::from(()),
+        Some(at) => Robj::from(at.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>()),
+    }
 }
 
 /// Payload JSON, byte-identical to `jsonlite::toJSON()` with the payload options.
@@ -115,7 +144,7 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
         sexp::set_helpers(&helpers)?;
         let o = mcplite_core::r::options::read(&Sx::borrowed(&opts)).map_err(|p| p.text())?;
         // Serialized into a reused buffer and copied once, into a JSON text.
-        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, build::json_text)?
+        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| build::json_text(bytes, &x))?
     })())
 }
 
@@ -314,7 +343,10 @@ extendr_module! {
     fn rust_protocol_text;
     fn rust_to_json_fixed;
     fn rust_check;
+    fn rust_describe;
+    fn rust_quote_names;
     fn rust_check_tool_result;
+    fn rust_structured_edit;
     fn rust_tool_listing;
     fn rust_protocol;
     fn rust_to_json;

@@ -113,17 +113,19 @@ pub struct Sx {
 
 /// The type and vector length (0 for non-vectors) of a live object, and
 /// whether its data can be read (see [`materialize`]).
+/// The types whose length a view holds (pairlists too: describe() gives
+/// their length, as R's is.list() holds for them).
+fn vector_type(ty: SEXPTYPE) -> bool {
+    use SEXPTYPE::*;
+    matches!(ty, LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP | LISTSXP)
+}
+
 fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize, bool) {
     use SEXPTYPE::*;
     // SAFETY: `sexp` is a live R object; xlength only on vector types.
     unsafe {
         let ty = extendr_ffi::TYPEOF(sexp);
-        let n = match ty {
-            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP => {
-                extendr_ffi::Rf_xlength(sexp).max(0) as usize
-            }
-            _ => 0,
-        };
+        let n = if vector_type(ty) { extendr_ffi::Rf_xlength(sexp).max(0) as usize } else { 0 };
         let readable = match ty {
             LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | RAWSXP if n > 0 => materialize(sexp),
             _ => true,
@@ -181,6 +183,24 @@ impl Sx {
         let sexp = unsafe { robj.get() };
         let (ty, n, readable) = type_and_len(sexp);
         Sx { sexp, ty, n, readable, keep: None }
+    }
+
+    /// A view for describing the object in a message (`r::describe`), which
+    /// reads the data of a single value only: a long lazy vector (`1:1e9`)
+    /// is not made for that. Only for describing.
+    pub fn for_description(robj: &Robj) -> Sx {
+        // SAFETY: the caller's Robj outlives the view.
+        let sexp = unsafe { robj.get() };
+        // SAFETY: TYPEOF and xlength (of a vector) read the header of a live
+        // object; neither makes an ALTREP vector's data.
+        let (ty, n) = unsafe {
+            let ty = extendr_ffi::TYPEOF(sexp);
+            (ty, if vector_type(ty) { extendr_ffi::Rf_xlength(sexp).max(0) as usize } else { 0 })
+        };
+        if n == 1 {
+            return Sx::borrowed(robj);
+        }
+        Sx { sexp, ty, n, readable: true, keep: None }
     }
 
     /// A view that keeps the object alive itself.
@@ -434,6 +454,12 @@ impl RValue for Sx {
         // SAFETY: the raw vector's data, n bytes, owned by the JSON text this
         // view keeps alive; R code cannot change it (it is dropped instead).
         Some(unsafe { std::slice::from_raw_parts(p, n as usize) })
+    }
+
+    fn is_json_written_from(&self, value: &Self) -> bool {
+        // SAFETY: two live objects; the C function only reads them (it never
+        // allocates or fails).
+        unsafe { ffi::mcplite_json_written_from(self.sexp, value.sexp) != 0 }
     }
 
     fn list_elt(&self, i: usize) -> Self {

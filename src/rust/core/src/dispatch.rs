@@ -21,6 +21,7 @@ use crate::result::{CallResult, ToolDef};
 use crate::rjson;
 use crate::version::{self, VersionIndex, VERSIONS};
 use crate::wire;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -322,13 +323,24 @@ pub struct Server<F> {
     /// Version negotiated by the latest legacy `initialize`.
     legacy: Option<VersionIndex>,
     /// `tools` arrays pre-serialized per version: byte-identical every time.
-    tools_json: Vec<String>,
+    tools_json: Vec<Box<RawValue>>,
     /// Payload options for ordinary return values, read when serving started.
     json_options: rjson::Options,
     /// `{"name":...,"version":...}`, for modern results' `_meta`.
     server_info: std::sync::Arc<Value>,
     /// Tools whose author was told that a number was sent as 0 (once each).
     zero_noted: std::collections::HashSet<String>,
+}
+
+/// A `tools/list` result: the tool array written once when serving began
+/// (raw), between the members that come before it and after it.
+#[derive(serde::Serialize)]
+struct ToolsListResult<'a> {
+    #[serde(flatten)]
+    head: Map<String, Value>,
+    tools: &'a RawValue,
+    #[serde(flatten)]
+    tail: Map<String, Value>,
 }
 
 fn error_answer(id: &RequestId, version: Option<VersionIndex>, err: RpcError) -> Answer {
@@ -347,8 +359,9 @@ impl<F> Server<F> {
     ) -> Result<Self, String> {
         let tools_json = VERSIONS
             .iter()
-            .map(|v| Value::Array(tools.iter().map(|t| project_tool(&t.def, v)).collect()).to_string())
-            .collect();
+            .map(|v| serde_json::value::to_raw_value(&tools.iter().map(|t| project_tool(&t.def, v)).collect::<Vec<_>>()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("cannot write the tool list: {e}"))?;
         let names: Vec<String> = tools.iter().map(|t| t.def.name.clone()).collect();
         if let Some(message) = r::spec::repeated_names(&names) {
             return Err(message);
@@ -507,32 +520,26 @@ impl<F> Server<F> {
         Ok(v)
     }
 
-    fn modern_tail(&self, out: &mut String, cacheable: bool) {
+    /// What every modern result ends with: cache hints (for results a
+    /// client may keep) and the server's identity in `_meta`.
+    fn modern_tail(&self, result: &mut Map<String, Value>, cacheable: bool) {
         if cacheable {
-            out.push_str(wire::after::TTL_MS);
-            out.push_str(&version::CACHE_TTL_MS.to_string());
-            out.push_str(wire::after::CACHE_SCOPE);
-            out.push_str("\"public\"");
+            result.insert(wire::TTL_MS.into(), Value::from(version::CACHE_TTL_MS));
+            result.insert(wire::CACHE_SCOPE.into(), Value::from("public"));
         }
-        out.push_str(wire::after::META);
-        out.push_str(&json!({ META_SERVER_INFO: self.server_info_value() }).to_string());
+        result.insert(wire::META.into(), json!({ META_SERVER_INFO: self.server_info_value() }));
     }
 
     fn discover(&self) -> String {
-        let mut out = String::from("{");
-        out.push_str(wire::first::RESULT_TYPE);
-        out.push_str("\"complete\"");
-        out.push_str(wire::after::SUPPORTED_VERSIONS);
-        out.push_str(&Value::from(version::supported_ids()).to_string());
-        out.push_str(",\"capabilities\":");
-        out.push_str(&version::server_capabilities().to_string());
+        let mut result = Map::new();
+        result.insert(wire::RESULT_TYPE.into(), Value::from("complete"));
+        result.insert(wire::SUPPORTED_VERSIONS.into(), Value::from(version::supported_ids()));
+        result.insert("capabilities".into(), version::server_capabilities());
         if let Some(text) = &self.instructions {
-            out.push_str(",\"instructions\":");
-            out.push_str(&Value::from(text.clone()).to_string());
+            result.insert("instructions".into(), Value::from(text.clone()));
         }
-        self.modern_tail(&mut out, true);
-        out.push('}');
-        out
+        self.modern_tail(&mut result, true);
+        Value::Object(result).to_string()
     }
 
     fn list_tools(&self, msg: &Message, v: VersionIndex) -> Result<String, RpcError> {
@@ -542,20 +549,13 @@ impl<F> Server<F> {
             Some(c) if c.is_string() => return Err(RpcError::invalid_params("unknown cursor")),
             Some(_) => return Err(RpcError::invalid_params("cursor must be a string")),
         }
-        let modern = VERSIONS[v].modern_result;
-        let mut out = String::with_capacity(self.tools_json[v].len() + 160);
-        out.push('{');
-        if modern {
-            out.push_str(wire::first::RESULT_TYPE);
-            out.push_str("\"complete\",");
+        let (mut head, mut tail) = (Map::new(), Map::new());
+        if VERSIONS[v].modern_result {
+            head.insert(wire::RESULT_TYPE.into(), Value::from("complete"));
+            self.modern_tail(&mut tail, true);
         }
-        out.push_str("\"tools\":");
-        out.push_str(&self.tools_json[v]);
-        if modern {
-            self.modern_tail(&mut out, true);
-        }
-        out.push('}');
-        Ok(out)
+        let listed = ToolsListResult { head, tools: &self.tools_json[v], tail };
+        serde_json::to_string(&listed).map_err(|e| RpcError::new(ErrorCode::InternalError, e.to_string()))
     }
 
     fn call_tool<H: ToolHost<Fun = F>>(

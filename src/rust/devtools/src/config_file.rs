@@ -1208,6 +1208,47 @@ impl Os {
     }
 }
 
+/// A client `mcp_config()` knows: how its configuration is written (`None`:
+/// it keeps its servers in files of its own, written by its command) and the
+/// key holding the servers. Its user-wide file is [`default_path`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Client {
+    pub id: &'static str,
+    pub format: Option<Format>,
+    pub servers_key: Option<&'static str>,
+}
+
+/// Every client, in the order `mcp_config()` offers them.
+pub const CLIENTS: [Client; 6] = [
+    Client { id: "claude-desktop", format: Some(Format::Json), servers_key: Some("mcpServers") },
+    Client { id: "claude-code", format: None, servers_key: None },
+    Client { id: "vscode", format: Some(Format::Json), servers_key: Some("servers") },
+    Client { id: "cursor", format: Some(Format::Json), servers_key: Some("mcpServers") },
+    Client { id: "gemini", format: Some(Format::Json), servers_key: Some("mcpServers") },
+    Client { id: "codex", format: Some(Format::Toml), servers_key: Some("mcp_servers") },
+];
+
+/// The environment variable that is `~` on `os`, as the clients read it.
+fn home_var(os: Os) -> &'static str {
+    if os == Os::Windows {
+        "USERPROFILE"
+    } else {
+        "HOME"
+    }
+}
+
+/// A path given to `mcp_config()` with `~` as the clients read it: `~` (and
+/// `~/...`, `~\...`) is the home of [`default_path`], read now (not the home
+/// R noted when it started). Other paths are returned as they are; `None`
+/// when the variable is unset or empty.
+pub fn expand_home(path: &str, os: Os, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let Some(rest) = path.strip_prefix('~').filter(|r| r.is_empty() || r.starts_with(['/', '\\'])) else {
+        return Some(path.to_string());
+    };
+    let home = env(home_var(os)).filter(|v| !v.is_empty())?;
+    Some(format!("{}{rest}", home.trim_end_matches(['/', '\\'])))
+}
+
 /// The file each client reads its user-wide servers from, on `os`, with the
 /// environment `env` (unset and empty variables are `None`):
 ///
@@ -1240,8 +1281,7 @@ pub fn default_path(client: &str, os: Os, env: &dyn Fn(&str) -> Option<String>) 
         p
     };
     let missing = |var: &str| ConfigError::new(ErrorKind::Path, format!("the environment variable {var} is not set"));
-    let home_var = if os == Os::Windows { "USERPROFILE" } else { "HOME" };
-    let home = || get(home_var).ok_or_else(|| missing(home_var));
+    let home = || get(home_var(os)).ok_or_else(|| missing(home_var(os)));
     let xdg_config = || match get("XDG_CONFIG_HOME") {
         Some(x) => Ok(x),
         None => home().map(|h| join(h, &[".config"])),
@@ -1841,5 +1881,37 @@ mod tests {
         let err = default_path("vscode", Os::Windows, &env(&[("USERPROFILE", "C:\\u")])).unwrap_err();
         assert!(err.message.contains("APPDATA is not set"));
         assert!(default_path("claude-code", Os::Linux, &unix).is_err());
+        // Every client that has a file has a default one.
+        for c in CLIENTS {
+            assert_eq!(default_path(c.id, Os::Linux, &unix).is_ok(), c.servers_key.is_some(), "{}", c.id);
+            assert_eq!(c.format.is_some(), c.servers_key.is_some(), "{}", c.id);
+        }
+    }
+
+    #[test]
+    fn a_given_path_has_the_same_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        let unix = env(&[("HOME", "/home/u/"), ("USERPROFILE", "ignored")]);
+        let win = env(&[("USERPROFILE", "C:\\Users\\u"), ("HOME", "ignored")]);
+        type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+        let cases: [(&str, Os, Env<'_>, &str); 8] = [
+            ("~", Os::Linux, &unix, "/home/u"),
+            ("~/x/mcp.json", Os::Macos, &unix, "/home/u/x/mcp.json"),
+            ("~\\x.json", Os::Linux, &unix, "/home/u\\x.json"),
+            ("~/x.json", Os::Windows, &win, "C:\\Users\\u/x.json"),
+            ("~user/x.json", Os::Linux, &unix, "~user/x.json"),
+            ("x/~/y", Os::Linux, &unix, "x/~/y"),
+            ("/abs/x.json", Os::Linux, &unix, "/abs/x.json"),
+            ("", Os::Linux, &unix, ""),
+        ];
+        for (path, os, env, want) in cases {
+            assert_eq!(expand_home(path, os, env).as_deref(), Some(want), "{path} {os:?}");
+        }
+        let none = |_: &str| None;
+        assert_eq!(expand_home("~/x", Os::Linux, &none), None);
+        assert_eq!(expand_home("x", Os::Linux, &none).as_deref(), Some("x"));
+        assert_eq!(expand_home("~/x", Os::Linux, &env(&[("HOME", "")])), None);
     }
 }

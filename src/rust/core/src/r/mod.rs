@@ -23,11 +23,13 @@ pub use args::{Formals, RBuilder, Scalar, MAX_ARG_DEPTH};
 /// R's `NA_integer_` and `NA` for logicals.
 pub const NA_INTEGER: i32 = i32::MIN;
 
-/// Where a [`Problem`]'s message describes the offending value: R puts its
-/// `describe_value()` of it there ("the character value \"yes\"").
+/// Where a rule's message describes the offending value ([`describe`]):
+/// [`Problem`] puts the description there, the one for R
+/// ([`Problem::for_r`]) or the server's own ([`Problem::text`]).
 pub const VALUE: &str = "{value}";
-/// Where a [`Problem`]'s message shows the offending string itself, as R's
-/// `format_scalar()` does (quoted and escaped).
+/// Where a message shows the offending value itself: R writes it there as R
+/// prints it (`format_scalar()` in R/conditions.R: R's own number printing,
+/// which only R knows); the server's own texts quote a string.
 pub const SCALAR: &str = "{scalar}";
 
 /// What a rule found: the mistake (if any) and the warnings to give.
@@ -65,8 +67,15 @@ pub struct Problem {
     pub class: &'static str,
     pub arg: String,
     pub at: Vec<usize>,
-    /// The core's own short description of the value, for [`Problem::text`].
-    pub described: String,
+    /// How the value is described: for [`Problem::text`] and for
+    /// [`Problem::for_r`] (boxed: a problem travels in `Result`s).
+    described: Box<Described>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Described {
+    server: String,
+    r: String,
 }
 
 impl Problem {
@@ -75,13 +84,20 @@ impl Problem {
             Some(s) if message.contains(SCALAR) => format!("{s:?}"),
             _ => describe(value),
         };
+        let described = Box::new(Described { server: described, r: describe_for_r(value) });
         Problem { message, class, arg: arg.to_string(), at, described }
     }
 
     /// The message with the core's description in place, where no R code
     /// fills it in (the server's own start-up checks).
     pub fn text(&self) -> String {
-        self.message.replace(VALUE, &self.described).replace(SCALAR, &self.described)
+        self.message.replace(VALUE, &self.described.server).replace(SCALAR, &self.described.server)
+    }
+
+    /// The message for R to raise: the description in place, with the
+    /// [`SCALAR`] R fills in (the value found at `at`, as R prints it).
+    pub fn for_r(&self) -> String {
+        self.message.replace(VALUE, &self.described.r)
     }
 }
 
@@ -216,9 +232,24 @@ pub fn unknown_annotations<V: RValue, S: AsRef<str>>(
     )
 }
 
-/// What a value is, in the words R users know (a short form of the R
-/// package's `describe_value()`), for error messages.
+/// What a value is, in the words R users know, for the server's own error
+/// messages: a single value is named by its kind only ("a character
+/// value"), since a tool error does not echo what the tool returned.
 pub fn describe<V: RValue>(v: &V) -> String {
+    describe_as(v, false)
+}
+
+/// What a value is, for the messages R raises (`describe_value()` in
+/// R/conditions.R is this): a single value is shown too ("the character
+/// value {scalar}", [`SCALAR`] for R to fill in).
+pub fn describe_for_r<V: RValue>(v: &V) -> String {
+    describe_as(v, true)
+}
+
+/// The classes that say no more than the type (R's implicit classes).
+const PLAIN_CLASSES: [&str; 6] = ["AsIs", "integer", "numeric", "character", "logical", "list"];
+
+fn describe_as<V: RValue>(v: &V, show_scalar: bool) -> String {
     let class = v.class();
     let type_name = v.type_name();
     if matches!(type_name.as_str(), "closure" | "builtin" | "special") {
@@ -230,13 +261,16 @@ pub fn describe<V: RValue>(v: &V) -> String {
     if class.iter().any(|c| c == "data.frame") {
         return "a data frame".into();
     }
-    if let Some(c) = class.iter().find(|c| c.as_str() != "AsIs") {
+    if let Some(c) = class.iter().find(|c| !PLAIN_CLASSES.contains(&c.as_str())) {
         return format!("an object of class <{c}>");
     }
     let n = v.len();
+    let list = |n: usize| if n == 0 { "an empty list".to_string() } else { format!("a list of length {n}") };
     let kind = match v.rtype() {
         RType::Null => return "NULL".into(),
-        RType::List => return if n == 0 { "an empty list".into() } else { format!("a list of length {n}") },
+        RType::List => return list(n),
+        // R's is.list() holds for pairlists too.
+        RType::Other if type_name == "pairlist" => return list(n),
         RType::Logical => "logical",
         RType::Integer => "integer",
         RType::Double => "numeric",
@@ -251,12 +285,13 @@ pub fn describe<V: RValue>(v: &V) -> String {
             RType::Integer => v.integers().first() == Some(&NA_INTEGER),
             RType::Double => v.doubles().first().is_some_and(|d| d.is_nan()),
             RType::Character => v.str_elt(0).is_none(),
+            RType::Complex => v.complexes().first().is_some_and(|c| c[0].is_nan() || c[1].is_nan()),
             _ => false,
         };
         if na {
             return format!("a missing {kind} value (NA)");
         }
-        return format!("a {kind} value");
+        return if show_scalar { format!("the {kind} value {SCALAR}") } else { format!("a {kind} value") };
     }
     let article = if kind.starts_with(|c: char| "aeiou".contains(c)) { "an" } else { "a" };
     format!("{article} {kind} vector of length {n}")
@@ -355,6 +390,16 @@ mod tests {
         assert_eq!(describe(&chr(&[None])), "a missing character value (NA)");
         assert_eq!(describe(&int(&[1, 2])), "an integer vector of length 2");
         assert_eq!(describe(&list(vec![])), "an empty list");
+        // One set of words, for R's messages with the single value shown.
+        assert_eq!(describe(&s("yes")), "a character value");
+        assert_eq!(describe_for_r(&s("yes")), "the character value {scalar}");
+        assert_eq!(describe_for_r(&dbl(&[f64::NAN])), "a missing numeric value (NA)");
+        assert_eq!(describe_for_r(&cplx(&[[f64::NAN, 0.0]])), "a missing complex value (NA)");
+        assert_eq!(describe_for_r(&raw(&[1])), "the raw value {scalar}");
+        assert_eq!(describe_for_r(&int(&[1]).class(&["AsIs", "integer"])), "the integer value {scalar}");
+        assert_eq!(describe_for_r(&other("environment").class(&["R6"])), "an environment");
+        assert_eq!(describe_for_r(&named(vec![(Some("a"), int(&[1]))]).class(&["data.frame"])), "a data frame");
+        assert_eq!(describe_for_r(&other("language")), "an object of type 'language'");
         let mut p = String::from("x");
         push_name(&mut p, "a");
         push_index(&mut p, 1);

@@ -116,32 +116,7 @@ fn read_tool_result<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, S
         Some(f) => flag1(&f).ok_or_else(|| format!("`is_error` must be TRUE or FALSE, not {}", describe(&f)))?,
     };
     let meta = read_meta(x, "meta", "meta")?;
-    let structured = match field_present(x, "structured_json") {
-        Some(json) => {
-            if json.rtype() != RType::Character || json.len() != 1 || json.str_elt(0).is_none() {
-                return Err(format!("`structured_json` must be a single string of JSON, not {}", describe(&json)));
-            }
-            // Text the serializer made, unchanged since, is trusted as it is.
-            let checked = match json.core_json() {
-                Some(_) => None,
-                None => json.str_elt(0).map(|b| crate::json::check_compact(&b, rjson::MAX_DEPTH)),
-            };
-            if let Some(Err(fault)) = checked {
-                return Err(format!("`structured_json` is not the compact JSON `tool_result()` writes: {fault}"));
-            }
-            Some(Text::R(json))
-        }
-        // Built by hand without the JSON: write it now, as tool_result() would.
-        None => match field_present(x, "structured_content") {
-            None => None,
-            Some(value) => {
-                let bytes = rjson::to_json(&value, opts).map_err(|e| format!("`structured_content`: {e}"))?;
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| "`structured_content` holds strings that are not valid UTF-8".to_string())?;
-                Some(Text::Owned(text))
-            }
-        },
-    };
+    let structured = read_structured(x, &mut content, opts)?;
     if content.is_empty() && structured.is_none() {
         // The schema allows an empty `content`, but a result that says nothing
         // is an author's mistake (CRAN mcplite 0.2.0 refuses it too).
@@ -150,12 +125,92 @@ fn read_tool_result<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, S
     Ok(CallResult { content, structured, is_error, meta, keep: None })
 }
 
+/// The structured content to send. `structured_content` is the one source:
+/// the JSON `tool_result()` wrote (`structured_json`, the same JSON text as
+/// the text block it generated) is sent as it is while it is still that
+/// value's. An author who changed or removed `structured_content` since gets
+/// the edit sent: its JSON is written now, and the generated text block
+/// follows it (or goes with it). JSON text R code replaced is checked and
+/// sent, as given.
+fn read_structured<V: RValue>(x: &V, content: &mut Vec<Content<V>>, opts: &Options) -> Result<Option<Text<V>>, String> {
+    let value = field_present(x, "structured_content");
+    let Some(json) = field_present(x, "structured_json") else {
+        // Built by hand without the JSON: write it now, as tool_result() would.
+        return value.map(|v| write_structured(&v, opts)).transpose();
+    };
+    if json.rtype() != RType::Character || json.len() != 1 || json.str_elt(0).is_none() {
+        return Err(format!("`structured_json` must be a single string of JSON, not {}", describe(&json)));
+    }
+    if json.core_json().is_none() {
+        // R code replaced the text: check it (the serializer's own is trusted).
+        if let Some(Err(fault)) = json.str_elt(0).map(|b| crate::json::check_compact(&b, rjson::MAX_DEPTH)) {
+            return Err(format!("`structured_json` is not the compact JSON `tool_result()` writes: {fault}"));
+        }
+        return Ok(Some(Text::R(json)));
+    }
+    let Some(generated) = structured_edit(x) else { return Ok(Some(Text::R(json))) };
+    let fresh = value.map(|v| write_structured(&v, opts)).transpose()?;
+    match &fresh {
+        Some(text) => {
+            for &i in &generated {
+                content[i].block = Block::Text { text: text.clone() };
+            }
+        }
+        None => {
+            for &i in generated.iter().rev() {
+                content.remove(i);
+            }
+        }
+    }
+    Ok(fresh)
+}
+
+/// Whether `x`'s `structured_content` was changed (or removed) after
+/// `tool_result()` wrote its JSON, which `x` still holds as `structured_json`:
+/// then the positions (from 0) in `content` of the text blocks holding that
+/// same JSON text (the generated one). `None` when the JSON is still the
+/// value's, or is not the serializer's (R code replaced it).
+pub fn structured_edit<V: RValue>(x: &V) -> Option<Vec<usize>> {
+    if x.rtype() != RType::List {
+        return None;
+    }
+    let json = field_present(x, "structured_json")?;
+    let written = json.core_json()?;
+    if field_present(x, "structured_content").is_some_and(|v| json.is_json_written_from(&v)) {
+        return None;
+    }
+    let blocks = field_present(x, "content").filter(|b| b.rtype() == RType::List);
+    let generated = blocks.map_or_else(Vec::new, |blocks| {
+        (0..blocks.len())
+            .filter(|&i| {
+                let block = blocks.list_elt(i);
+                let text = field_present(&block, "text")
+                    .filter(|_| field_present(&block, "type").and_then(|t| string1(&t)).is_some_and(|t| t == "text"));
+                text.is_some_and(|t| t.core_json().is_some_and(|b| std::ptr::eq(b, written)))
+            })
+            .collect()
+    });
+    Some(generated)
+}
+
+/// `structured_content`'s JSON, written now with the server's payload
+/// options (and `tool_result()`'s rule for the root: a bare `list()` is `{}`).
+fn write_structured<V: RValue>(value: &V, opts: &Options) -> Result<Text<V>, String> {
+    if value.rtype() == RType::List && value.is_empty() && value.attr("names").is_none() && value.class().is_empty() {
+        return Ok(Text::Owned("{}".into()));
+    }
+    let bytes = rjson::to_json(value, opts).map_err(|e| format!("`structured_content`: {e}"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| "`structured_content` holds strings that are not valid UTF-8".to_string())?;
+    Ok(Text::Owned(text))
+}
+
 /// The check `tool_result()` makes of the object it built: the reading the
 /// server does before sending it, so that a block edited by hand is refused
 /// when the result is made, not when a client calls.
 pub fn check_built<V: RValue>(x: &V) -> Result<(), String> {
-    // The structured content's JSON is already written (and trusted), so the
-    // payload options play no part here.
+    // The structured content's JSON is already written (and trusted: it is
+    // the JSON of `structured_content`), so the payload options play no part.
     read_tool_result(x, &Options::default()).map(|_| ())
 }
 
@@ -519,10 +574,98 @@ mod tests {
         // The glue hands out JSON texts only for serializer output that R
         // code cannot have changed, so they are not checked again (even
         // this one, which the serializer could never have written).
-        let r = ok(result(vec![("structured_json", json_text("{\"a\":[1 ,2]}"))]));
+        let value = named(vec![(Some("a"), int(&[1, 2]))]);
+        let r = ok(result(vec![
+            ("structured_content", value.clone()),
+            ("structured_json", json_text_from("{\"a\":[1 ,2]}", &value)),
+        ]));
         assert_eq!(r.structured.unwrap().to_string_lossy(), "{\"a\":[1 ,2]}");
         // The same bytes as an ordinary R string are checked.
         assert!(err(result(vec![("structured_json", s("{\"a\":[1 ,2]}"))])).contains("not the compact JSON"));
+    }
+
+    /// A result as `tool_result()` builds it from `value`: its JSON text
+    /// (written from `value`), the same text as the generated block, then
+    /// `more` blocks of the author's.
+    fn built(value: &TV, json: &str, more: Vec<TV>) -> (TV, TV) {
+        let text = json_text_from(json, value);
+        let mut blocks = vec![block("text", vec![("text", text.clone())])];
+        blocks.extend(more);
+        (list(blocks), text)
+    }
+
+    fn texts(r: &CallResult<TV>) -> Vec<String> {
+        r.content
+            .iter()
+            .map(|c| match &c.block {
+                Block::Text { text } => text.to_string_lossy(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_edited_structured_content_is_sent_with_its_generated_block() {
+        let before = named(vec![(Some("a"), int(&[1]))]);
+        let own = || block("text", vec![("text", s("mine"))]);
+        // Unchanged: the JSON written then is sent, not written again (it
+        // says 99, which the value does not, to tell).
+        let (blocks, json) = built(&before, "{\"a\":99}", vec![own()]);
+        let r = ok(result(vec![
+            ("content", blocks.clone()),
+            ("structured_content", before.clone()),
+            ("structured_json", json.clone()),
+        ]));
+        assert_eq!(r.structured.as_ref().unwrap().to_string_lossy(), "{\"a\":99}");
+        assert_eq!(texts(&r), ["{\"a\":99}", "mine"]);
+        // Changed values (an equal value is another object too: written
+        // again, the same JSON): the JSON and the generated block follow,
+        // the author's block stays.
+        for (after, want) in [
+            (named(vec![(Some("a"), int(&[2]))]), "{\"a\":2}"),
+            (named(vec![(Some("a"), int(&[1]))]), "{\"a\":1}"),
+            (list(vec![s("x"), null()]), "[\"x\",null]"),
+            (dbl(&[1.5]), "1.5"),
+            (list(vec![]), "{}"),
+        ] {
+            let r = ok(result(vec![
+                ("content", blocks.clone()),
+                ("structured_content", after),
+                ("structured_json", json.clone()),
+            ]));
+            assert_eq!(r.structured.as_ref().unwrap().to_string_lossy(), want);
+            assert_eq!(texts(&r), [want, "mine"]);
+        }
+        // Only text blocks are generated: a resource holding the same JSON
+        // text is the author's, and stays as it was.
+        let resource = block("resource", vec![("uri", s("file:///a.json")), ("text", json.clone())]);
+        let r = ok(result(vec![
+            ("content", list(vec![block("text", vec![("text", json.clone())]), own(), resource])),
+            ("structured_content", named(vec![(Some("a"), int(&[3]))])),
+            ("structured_json", json.clone()),
+        ]));
+        assert_eq!(texts(&r), ["{\"a\":3}", "mine", ""]);
+        let Block::Resource { body: ResourceBody::Text(t), .. } = &r.content[2].block else { panic!() };
+        assert_eq!(t.to_string_lossy(), "{\"a\":99}");
+        // Removed: no structured content, and the generated block goes too.
+        for gone in [vec![], vec![("structured_content", null())]] {
+            let mut fields = vec![("content", blocks.clone()), ("structured_json", json.clone())];
+            fields.extend(gone.clone());
+            let r = ok(result(fields));
+            assert!(r.structured.is_none());
+            assert_eq!(texts(&r), ["mine"]);
+            let (alone, json) = built(&before, "{\"a\":1}", vec![]);
+            let mut fields = vec![("content", alone), ("structured_json", json)];
+            fields.extend(gone);
+            assert!(err(result(fields)).contains("it has no content"));
+        }
+        // A value with no JSON form is refused, naming the field.
+        let e = err(result(vec![
+            ("content", blocks),
+            ("structured_content", named(vec![(Some("e"), other("environment"))])),
+            ("structured_json", json),
+        ]));
+        assert!(e.contains("`structured_content`: cannot convert an object of R type 'environment'"), "{e}");
     }
 
     #[test]

@@ -13,8 +13,9 @@ pub enum Data {
     Cplx(Vec<[f64; 2]>),
     Chr(Vec<Option<String>>),
     /// A JSON text object the glue made for serializer output: a character
-    /// vector of length one whose bytes R code cannot have changed.
-    Json(Vec<u8>),
+    /// vector of length one whose bytes R code cannot have changed, and the
+    /// value it was written from.
+    Json(Vec<u8>, Option<TV>),
     Raw(Vec<u8>),
     List(Vec<TV>),
     Other(&'static str),
@@ -89,7 +90,11 @@ pub fn s(x: &str) -> TV {
 }
 /// JSON text as `tool_result()` holds it (see [`RValue::core_json`]).
 pub fn json_text(x: &str) -> TV {
-    mk(Data::Json(x.as_bytes().to_vec()))
+    mk(Data::Json(x.as_bytes().to_vec(), None))
+}
+/// JSON text written from `source` (see [`RValue::is_json_written_from`]).
+pub fn json_text_from(x: &str, source: &TV) -> TV {
+    mk(Data::Json(x.as_bytes().to_vec(), Some(source.clone())))
 }
 pub fn cplx(v: &[[f64; 2]]) -> TV {
     mk(Data::Cplx(v.to_vec()))
@@ -141,7 +146,7 @@ fn clone_data(d: &Data) -> Data {
         Data::Dbl(v) => Data::Dbl(v.clone()),
         Data::Cplx(v) => Data::Cplx(v.clone()),
         Data::Chr(v) => Data::Chr(v.clone()),
-        Data::Json(v) => Data::Json(v.clone()),
+        Data::Json(v, from) => Data::Json(v.clone(), from.clone()),
         Data::Raw(v) => Data::Raw(v.clone()),
         Data::List(v) => Data::List(v.clone()),
         Data::Other(t) => Data::Other(t),
@@ -162,7 +167,7 @@ impl RValue for TV {
             Data::Int(_) => RType::Integer,
             Data::Dbl(_) => RType::Double,
             Data::Cplx(_) => RType::Complex,
-            Data::Chr(_) | Data::Json(_) => RType::Character,
+            Data::Chr(_) | Data::Json(..) => RType::Character,
             Data::Raw(_) => RType::Raw,
             Data::List(_) => RType::List,
             Data::Other(_) => RType::Other,
@@ -181,7 +186,7 @@ impl RValue for TV {
             Data::Dbl(v) => v.len(),
             Data::Cplx(v) => v.len(),
             Data::Chr(v) => v.len(),
-            Data::Json(_) => 1,
+            Data::Json(..) => 1,
             Data::Raw(v) => v.len(),
             Data::List(v) => v.len(),
         }
@@ -234,7 +239,7 @@ impl RValue for TV {
     fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>> {
         match &self.0.data {
             Data::Chr(v) => v[i].as_deref().map(|s| Cow::Borrowed(s.as_bytes())),
-            Data::Json(v) if i == 0 => Some(Cow::Borrowed(v)),
+            Data::Json(v, _) if i == 0 => Some(Cow::Borrowed(v)),
             _ => None,
         }
     }
@@ -246,9 +251,12 @@ impl RValue for TV {
     }
     fn core_json(&self) -> Option<&[u8]> {
         match &self.0.data {
-            Data::Json(v) => Some(v),
+            Data::Json(v, _) => Some(v),
             _ => None,
         }
+    }
+    fn is_json_written_from(&self, value: &Self) -> bool {
+        matches!(&self.0.data, Data::Json(_, Some(from)) if Rc::ptr_eq(&from.0, &value.0))
     }
     fn list_elt(&self, i: usize) -> Self {
         match &self.0.data {

@@ -77,6 +77,13 @@ pub trait RValue: Sized + Clone {
     fn core_json(&self) -> Option<&[u8]> {
         None
     }
+    /// Whether this is such a JSON text (see [`RValue::core_json`]) written
+    /// from `value` itself, the very same R object. The JSON text refers to
+    /// its source, so R copies the source before any change: the same object
+    /// means the JSON is still that value's. `false` for every other pair.
+    fn is_json_written_from(&self, _value: &Self) -> bool {
+        false
+    }
     /// Why the vector's values cannot be read (R failed to produce the data
     /// of a lazily computed vector); `None` for every readable object. Such
     /// a value reports [`RType::Other`], and the serializer refuses it with

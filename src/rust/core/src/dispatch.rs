@@ -359,7 +359,9 @@ impl<F> Server<F> {
     ) -> Result<Self, String> {
         let tools_json = VERSIONS
             .iter()
-            .map(|v| serde_json::value::to_raw_value(&tools.iter().map(|t| project_tool(&t.def, v)).collect::<Vec<_>>()))
+            .map(|v| {
+                serde_json::value::to_raw_value(&tools.iter().map(|t| project_tool(&t.def, v)).collect::<Vec<_>>())
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("cannot write the tool list: {e}"))?;
         let names: Vec<String> = tools.iter().map(|t| t.def.name.clone()).collect();

@@ -96,7 +96,11 @@
 #' @param calls Tools to call, as a named list: names are tool names, values
 #'   the arguments (named lists), for example
 #'   `list(add = list(a = 1, b = 2))`. Each call is made in every version the
-#'   server serves; a tool error or a failed call is a problem.
+#'   server serves; a tool error or a failed call is a problem, reported once
+#'   per cause with the versions it happened in (`version` is `NA` when there
+#'   are several) and the fix for that cause: where to look for an R error in
+#'   the tool, what in the result cannot be sent, the time limit, or the rule
+#'   of [mcp_progress()].
 #' @param timeout Seconds to wait for each answer.
 #'
 #' @return An object of class `mcplite_check`, a list with:
@@ -309,6 +313,9 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
   }
 
   for (name in names(calls)) {
+    # One finding per distinct failure of the call, naming the versions it
+    # happened in: a tool that fails the same way everywhere is one problem.
+    failures <- list()
     for (v in intersect(order, names(clients))) {
       x <- clients[[v]]
       if (is.null(x$client)) next
@@ -318,23 +325,89 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
                       mcplite_error = function(e) e)
       stray_since(v, sprintf("while calling %s (%s)", name, v))
       out$calls[[name]][[v]] <- res
-      if (inherits(res, "mcplite_error_client_output")) {
-        add("output_schema_mismatch",
-            sprintf("Calling %s (%s): %s", name, v, conditionMessage(res)),
-            tool = name, version = v)
-      } else if (inherits(res, "error")) {
-        add("call_failed",
-            sprintf("Calling %s failed (%s): %s", name, v, conditionMessage(res)), tool = name, version = v)
-      } else if (isTRUE(res[[wire_name("IS_ERROR")]])) {
-        add("call_tool_error",
-            sprintf("Calling %s (%s) returned a tool error: %s", name, v, result_text(res)), tool = name, version = v)
-      }
+      failure <- call_failure(res, name, calls[[name]], timeout)
+      if (is.null(failure)) next
+      key <- paste(failure$rule, failure$text, sep = "\n")
+      if (is.null(failures[[key]])) failures[[key]] <- failure
+      failures[[key]]$versions <- c(failures[[key]]$versions, v)
+    }
+    for (f in failures) {
+      add(f$rule, sprintf(f$message, name, paste(f$versions, collapse = ", "), f$text), f$fix,
+          tool = name, version = if (length(f$versions) == 1) f$versions)
     }
   }
   out$stderr <- client$stderr()
   report_startup_stderr(out$stderr, add)
   report_leftovers(clients, add)
   check_result(out, findings)
+}
+
+# Why one call in `mcp_check(calls = )` failed, or NULL when it did not:
+# the rule, a message template (tool, versions, text), the text that tells
+# causes apart, and the fix for that cause (NULL: the rule's own).
+call_failure <- function(res, name, args, timeout) {
+  failure <- function(rule, message, text, fix = NULL) {
+    list(rule = rule, message = message, text = text, fix = fix, versions = character())
+  }
+  if (inherits(res, "mcplite_error_client_output")) {
+    return(failure("output_schema_mismatch", "Calling %s (%s): %s", conditionMessage(res)))
+  }
+  if (inherits(res, "mcplite_error_client_timeout")) {
+    return(failure("call_failed", "Calling %s failed (%s): %s", conditionMessage(res),
+                   sprintf("Make the tool answer within %s seconds (the `timeout` of this check), for example by doing less per call, or give mcp_check() a larger `timeout` if it must take longer; clients give up after 60 seconds by default.",
+                           format(timeout))))
+  }
+  if (inherits(res, "error")) {
+    return(failure("call_failed", "Calling %s failed (%s): %s", conditionMessage(res)))
+  }
+  if (!isTRUE(res[[wire_name("IS_ERROR")]])) return(NULL)
+  text <- result_text(res)
+  message <- "Calling %s (%s) returned a tool error: %s"
+  # The texts of the server's own tool errors: a value the core cannot send
+  # (r::result::read_return) or a tool_result() member tool_result() cannot
+  # write (R/result.R), content a version cannot carry
+  # (projection::write_result), an argument the tool does not take
+  # (r::args::check), and a bad argument to mcp_progress() (core progress.rs).
+  unsendable <- regmatches(text, regexec(
+    "^(Tool .+ returned (a value|a tool_result\\(\\)) that cannot be sent|`([a-z_]+)` cannot be written as JSON): (.*)$",
+    text
+  ))[[1]]
+  if (length(unsendable)) {
+    what <- if (nzchar(unsendable[[4]])) {
+      sprintf("the `%s` of the tool's tool_result()", unsendable[[4]])
+    } else if (unsendable[[3]] == "a value") {
+      "the value the tool returns"
+    } else {
+      "the tool_result() the tool returns"
+    }
+    # The reason's advice, after the problem ("...; return a list ...").
+    advice <- sub("[.]$", "", sub("^[^;]*; ", "", unsendable[[5]]))
+    return(failure("call_tool_error", message, text,
+                   sprintf("Change %s so that it can be sent: %s.", what, advice)))
+  }
+  uncarried <- regmatches(text, regexec("^Tool produced (.+), which protocol (.+) cannot carry\\.$", text))[[1]]
+  if (length(uncarried)) {
+    return(failure("call_tool_error", message, text,
+                   sprintf("Clients of %s get this tool error instead of the result: if they matter to you, return content they can carry (text, images, embedded resources) instead of %s.",
+                           uncarried[[3]], uncarried[[2]])))
+  }
+  if (grepl("^Tool .+ has no argument named ", text)) {
+    return(failure("call_tool_error", message, text,
+                   sprintf("Give in `calls$%s` only arguments the tool's function takes (the check gave %s).", name,
+                           format_call_args(args))))
+  }
+  if (grepl("^`(progress|total|message)` must ", text)) {
+    return(failure("call_tool_error", message, text,
+                   "Call mcp_progress() with `progress` a single non-negative number larger than the one before, `total` NULL or a number not smaller than `progress`, and `message` NULL or a single string."))
+  }
+  failure("call_tool_error", message, text,
+          sprintf("The tool's R function raised (or returned) this error: to see where, run do.call(<the function>, %s) in R, then traceback(); fix the function, or the arguments given in `calls`.",
+                  format_call_args(args)))
+}
+
+# The arguments of a call in `calls`, as R code: list(x = 3).
+format_call_args <- function(args) {
+  paste(deparse(args, width.cutoff = 500L, control = c("keepNA", "niceNames")), collapse = " ")
 }
 
 # The script's own checks, before it is started: it exists, and a note when

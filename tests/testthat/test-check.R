@@ -325,6 +325,23 @@ test_that("a failing call is one finding per cause, with the fix for that cause"
   expect_snapshot(for (i in seq_len(nrow(p))) mcplite:::print_finding(p[i, ]))
 })
 
+test_that("a call that times out is one finding, with the time limit in its fix", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  # The tool waits for a file nobody writes: every version's call times out.
+  never <- tempfile("never-")
+  script <- server_script(c(
+    sprintf('wait <- mcplite::tool(function() { while (!file.exists("%s")) Sys.sleep(0.05); 1 },', never),
+    '  name = "wait", description = "Waits.")',
+    "mcplite::mcp_server(wait)"
+  ))
+  res <- mcp_check(script, env = child_env(), calls = list(wait = list()), timeout = 4)
+  p <- res$problems
+  expect_equal(p$rule, "call_failed")
+  expect_match(p$message, "Calling wait failed (2026-07-28, 2025-11-25, 2025-06-18, 2024-11-05): ", fixed = TRUE)
+  expect_match(p$fix, "Make the tool answer within 4 seconds (the `timeout` of this check)", fixed = TRUE)
+})
+
 test_that("mcp_check() checks its arguments", {
   expect_snapshot(error = TRUE, {
     mcp_check(1)

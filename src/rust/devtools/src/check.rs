@@ -9,7 +9,7 @@
 use mcplite_core::r::spec::name_follows_spec;
 use mcplite_core::version::{self, Structured, Version, VERSIONS};
 use mcplite_core::wire;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,16 +94,21 @@ impl Finding {
         self
     }
 
+    /// The finding as a JSON object with the members of [`FIELDS`] (`null`
+    /// for what it does not have).
     pub fn to_value(&self) -> Value {
-        json!({
-            "severity": self.severity.as_str(),
-            "rule": self.rule,
-            "tool": self.tool,
-            "version": self.version,
-            "message": self.message,
-            "fix": self.fix,
-            "source": self.source,
-        })
+        let values = [
+            Some(self.severity.as_str()),
+            Some(self.rule),
+            self.tool.as_deref(),
+            self.version.as_deref(),
+            Some(self.message.as_str()),
+            Some(self.fix.as_str()),
+            self.source.as_deref(),
+        ];
+        Value::Object(
+            FIELDS.iter().zip(values).map(|(k, v)| (k.to_string(), v.map_or(Value::Null, Value::from))).collect(),
+        )
     }
 }
 
@@ -735,6 +740,7 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn rules(f: &[Finding]) -> Vec<&'static str> {
         f.iter().map(|x| x.rule).collect()

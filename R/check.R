@@ -96,7 +96,11 @@
 #' @param calls Tools to call, as a named list: names are tool names, values
 #'   the arguments (named lists), for example
 #'   `list(add = list(a = 1, b = 2))`. Each call is made in every version the
-#'   server serves; a tool error or a failed call is a problem.
+#'   server serves; a tool error or a failed call is a problem, reported once
+#'   per cause with the versions it happened in (`version` is `NA` when there
+#'   are several) and the fix for that cause: where to look for an R error in
+#'   the tool, what in the result cannot be sent, the time limit, or the rule
+#'   of [mcp_progress()].
 #' @param timeout Seconds to wait for each answer.
 #'
 #' @return An object of class `mcplite_check`, a list with:
@@ -147,13 +151,14 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     calls <- check_named_list(calls, "calls", call = call)
     for (nm in names(calls)) check_named_list(calls[[nm]], sprintf("calls$%s", nm), call = call)
   }
+  # The checks below hand their facts to add(); the Rust core owns the
+  # finding record, each rule's severity and its default fix
+  # (REPORTED_RULES in src/rust/devtools/src/check.rs).
   findings <- list()
-  add <- function(severity, rule, message, fix, tool = NA_character_, version = NA_character_,
-                  source = NA_character_) {
-    findings[[length(findings) + 1L]] <<- list(
-      severity = severity, rule = rule, tool = tool, version = version,
-      message = message, fix = fix, source = source
-    )
+  add <- function(rule, message, fix = NULL, tool = NULL, version = NULL) {
+    made <- rust_check_finding(rule, message, fix, tool, version)
+    if (!is.null(made$error)) stop(made$error$message) # a mistake in this file
+    findings[[length(findings) + 1L]] <<- made$value
   }
   out <- list(
     ok = FALSE, script = if (is.null(script)) NA_character_ else script, command = character(),
@@ -169,9 +174,8 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     out$script <- launch$script
   } else {
     launch <- list(program = command[[1]], args = command[-1])
-    add("info", "command_only",
-        "The check ran the command as given; the checks that need the script file (its path, files next to it, the packages its code uses) and the configuration snippet were skipped.",
-        "Nothing to do; give `script` instead for those checks.")
+    add("command_only",
+        "The check ran the command as given; the checks that need the script file (its path, files next to it, the packages its code uses) and the configuration snippet were skipped.")
   }
   out$command <- c(launch$program, launch$args)
   info <- list(name = "mcplite-check", version = getNamespaceVersion("mcplite")[[1]])
@@ -187,7 +191,7 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     if (!length(missing)) break
     libs <- vapply(missing, package_library, character(1))
     for (pkg in missing[is.na(libs)]) {
-      add("error", "package_not_installed",
+      add("package_not_installed",
           sprintf("The server needs the package %s, which is not installed here either.", pkg),
           sprintf("Install it: install.packages(\"%s\").", pkg))
     }
@@ -197,7 +201,7 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     if (!length(new_libs)) break
     r_libs <- paste(c(have, new_libs), collapse = .Platform$path.sep)
     for (pkg in missing[!is.na(libs)]) {
-      add("error", "package_not_found",
+      add("package_not_found",
           sprintf("R cannot find the package %s in the environment clients give the server, although this session loads it from %s.", pkg, libs[[pkg]]),
           sprintf("Set R_LIBS in the client configuration, as mcp_config(env = c(R_LIBS = \"%s\")) shows; this check goes on with it.", r_libs))
     }
@@ -226,9 +230,8 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
   out$first_answer_seconds <- state$first_response_ms / 1000
   report_stray(state$stray, "at start-up", add, total = state$stray_total)
   if (isTRUE(out$first_answer_seconds > 10)) {
-    add("warning", "slow_start",
-        sprintf("The first answer came after %.1f seconds; clients give up after 60 seconds by default, and users wait meanwhile.", out$first_answer_seconds),
-        "Load fewer packages or do less work before mcp_server(); prepare data lazily inside tools.")
+    add("slow_start",
+        sprintf("The first answer came after %.1f seconds; clients give up after 60 seconds by default, and users wait meanwhile.", out$first_answer_seconds))
   }
 
   # Every version, in preference order: the probe serves the latest legacy
@@ -275,29 +278,25 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     if (is.null(x$client)) {
       versions[[v]] <- list(asked = v, served = NA_character_, tools = NA_integer_, error = x$error)
       if (is_modern_version(v)) {
-        add("info", "modern_unsupported",
-            sprintf("The server does not serve %s (%s); clients of that version fall back to the initialize handshake.", v, x$error),
-            "Nothing to do; mcplite servers serve every version.")
+        add("modern_unsupported",
+            sprintf("The server does not serve %s (%s); clients of that version fall back to the initialize handshake.", v, x$error))
       } else {
-        add("error", "handshake_failed",
-            sprintf("The initialize handshake for %s failed: %s.", v, x$error),
-            "Answer initialize for every protocol version (mcp_server() does).", version = v)
+        add("handshake_failed",
+            sprintf("The initialize handshake for %s failed: %s.", v, x$error), version = v)
       }
       next
     }
     served <- x$client$protocol
     if (served != v) {
-      add("info", "version_negotiated",
-          sprintf("Asked for %s, the server chose %s.", v, served),
-          "Nothing to do, unless clients of that version matter to you.", version = v)
+      add("version_negotiated",
+          sprintf("Asked for %s, the server chose %s.", v, served), version = v)
     }
     tools <- tryCatch(x$client$tools(), mcplite_error = function(e) e)
     stray_since(v, sprintf("while listing tools (%s)", v))
     if (inherits(tools, "error")) {
       versions[[v]] <- list(asked = v, served = served, tools = NA_integer_, error = conditionMessage(tools))
-      add("error", "tools_list_failed",
-          sprintf("tools/list failed for %s: %s", v, conditionMessage(tools)),
-          "Make tools/list answer in every version (mcp_server() does).", version = v)
+      add("tools_list_failed",
+          sprintf("tools/list failed for %s: %s", v, conditionMessage(tools)), version = v)
       next
     }
     versions[[v]] <- list(asked = v, served = served, tools = length(tools), error = NA_character_)
@@ -308,15 +307,15 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     listings <- listings[intersect(order, names(listings))]
     out$tools <- listings[[1]]
     if (!length(out$tools)) {
-      add("warning", "no_tools", "The server lists no tools.", "Pass your tools to mcp_server().")
+      add("no_tools", "The server lists no tools.")
     }
-    for (f in rust_check_listings(listings)$value) {
-      add(f$severity, f$rule, f$message, f$fix,
-          tool = null_na(f$tool), version = null_na(f$version), source = null_na(f$source))
-    }
+    findings <- c(findings, rust_check_listings(listings)$value)
   }
 
   for (name in names(calls)) {
+    # One finding per distinct failure of the call, naming the versions it
+    # happened in: a tool that fails the same way everywhere is one problem.
+    failures <- list()
     for (v in intersect(order, names(clients))) {
       x <- clients[[v]]
       if (is.null(x$client)) next
@@ -326,20 +325,15 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
                       mcplite_error = function(e) e)
       stray_since(v, sprintf("while calling %s (%s)", name, v))
       out$calls[[name]][[v]] <- res
-      if (inherits(res, "mcplite_error_client_output")) {
-        add("error", "output_schema_mismatch",
-            sprintf("Calling %s (%s): %s", name, v, conditionMessage(res)),
-            "Make the tool return structured content that matches its output schema (or change the schema): the MCP Inspector and SDK-based clients fail the call.",
-            tool = name, version = v)
-      } else if (inherits(res, "error")) {
-        add("error", "call_failed",
-            sprintf("Calling %s failed (%s): %s", name, v, conditionMessage(res)),
-            "Check the tool name and arguments, and the server's standard error.", tool = name, version = v)
-      } else if (isTRUE(res[[wire_name("IS_ERROR")]])) {
-        add("error", "call_tool_error",
-            sprintf("Calling %s (%s) returned a tool error: %s", name, v, result_text(res)),
-            "Fix the tool, or the arguments given in `calls`.", tool = name, version = v)
-      }
+      failure <- call_failure(res, name, calls[[name]], timeout)
+      if (is.null(failure)) next
+      key <- paste(failure$rule, failure$text, sep = "\n")
+      if (is.null(failures[[key]])) failures[[key]] <- failure
+      failures[[key]]$versions <- c(failures[[key]]$versions, v)
+    }
+    for (f in failures) {
+      add(f$rule, sprintf(f$message, name, paste(f$versions, collapse = ", "), f$text), f$fix,
+          tool = name, version = if (length(f$versions) == 1) f$versions)
     }
   }
   out$stderr <- client$stderr()
@@ -348,23 +342,89 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
   check_result(out, findings)
 }
 
+# Why one call in `mcp_check(calls = )` failed, or NULL when it did not:
+# the rule, a message template (tool, versions, text), the text that tells
+# causes apart, and the fix for that cause (NULL: the rule's own).
+call_failure <- function(res, name, args, timeout) {
+  failure <- function(rule, message, text, fix = NULL) {
+    list(rule = rule, message = message, text = text, fix = fix, versions = character())
+  }
+  if (inherits(res, "mcplite_error_client_output")) {
+    return(failure("output_schema_mismatch", "Calling %s (%s): %s", conditionMessage(res)))
+  }
+  if (inherits(res, "mcplite_error_client_timeout")) {
+    return(failure("call_failed", "Calling %s failed (%s): %s", conditionMessage(res),
+                   sprintf("Make the tool answer within %s seconds (the `timeout` of this check), for example by doing less per call, or give mcp_check() a larger `timeout` if it must take longer; clients give up after 60 seconds by default.",
+                           format(timeout))))
+  }
+  if (inherits(res, "error")) {
+    return(failure("call_failed", "Calling %s failed (%s): %s", conditionMessage(res)))
+  }
+  if (!isTRUE(res[[wire_name("IS_ERROR")]])) return(NULL)
+  text <- result_text(res)
+  message <- "Calling %s (%s) returned a tool error: %s"
+  # The texts of the server's own tool errors: a value the core cannot send
+  # (r::result::read_return) or a tool_result() member tool_result() cannot
+  # write (R/result.R), content a version cannot carry
+  # (projection::write_result), an argument the tool does not take
+  # (r::args::check), and a bad argument to mcp_progress() (core progress.rs).
+  unsendable <- regmatches(text, regexec(
+    "^(Tool .+ returned (a value|a tool_result\\(\\)) that cannot be sent|`([a-z_]+)` cannot be written as JSON): (.*)$",
+    text
+  ))[[1]]
+  if (length(unsendable)) {
+    what <- if (nzchar(unsendable[[4]])) {
+      sprintf("the `%s` of the tool's tool_result()", unsendable[[4]])
+    } else if (unsendable[[3]] == "a value") {
+      "the value the tool returns"
+    } else {
+      "the tool_result() the tool returns"
+    }
+    # The reason's advice, after the problem ("...; return a list ...").
+    advice <- sub("[.]$", "", sub("^[^;]*; ", "", unsendable[[5]]))
+    return(failure("call_tool_error", message, text,
+                   sprintf("Change %s so that it can be sent: %s.", what, advice)))
+  }
+  uncarried <- regmatches(text, regexec("^Tool produced (.+), which protocol (.+) cannot carry\\.$", text))[[1]]
+  if (length(uncarried)) {
+    return(failure("call_tool_error", message, text,
+                   sprintf("Clients of %s get this tool error instead of the result: if they matter to you, return content they can carry (text, images, embedded resources) instead of %s.",
+                           uncarried[[3]], uncarried[[2]])))
+  }
+  if (grepl("^Tool .+ has no argument named ", text)) {
+    return(failure("call_tool_error", message, text,
+                   sprintf("Give in `calls$%s` only arguments the tool's function takes (the check gave %s).", name,
+                           format_call_args(args))))
+  }
+  if (grepl("^`(progress|total|message)` must ", text)) {
+    return(failure("call_tool_error", message, text,
+                   "Call mcp_progress() with `progress` a single non-negative number larger than the one before, `total` NULL or a number not smaller than `progress`, and `message` NULL or a single string."))
+  }
+  failure("call_tool_error", message, text,
+          sprintf("The tool's R function raised (or returned) this error: to see where, run do.call(<the function>, %s) in R, then traceback(); fix the function, or the arguments given in `calls`.",
+                  format_call_args(args)))
+}
+
+# The arguments of a call in `calls`, as R code: list(x = 3).
+format_call_args <- function(args) {
+  paste(deparse(args, width.cutoff = 500L, control = c("keepNA", "niceNames")), collapse = " ")
+}
+
 # The script's own checks, before it is started: it exists, and a note when
 # it was given by a relative path. Returns how to start it (with `script`,
 # its absolute path), or NULL when there is nothing to start.
 check_script <- function(script, out, add) {
   if (!file.exists(script) || dir.exists(script)) {
-    add("error", "script_missing",
-        sprintf("There is no file at %s.", script),
-        "Give the path of your server script; clients need its absolute path.")
+    add("script_missing",
+        sprintf("There is no file at %s.", script))
     return(NULL)
   }
   abs <- normalizePath(script)
   if (!is_absolute_path(script)) {
     # Not a problem: the check and the configuration below use the absolute
     # path. A relative path fails only if it reaches a client's configuration.
-    add("info", "script_relative",
-        sprintf("The script was given as the relative path %s; this check ran %s, and the configuration below uses that absolute path, as clients need (they start servers in a directory of their own).", script, abs),
-        "Nothing to do; in a client configuration written by hand, use the absolute path too.")
+    add("script_relative",
+        sprintf("The script was given as the relative path %s; this check ran %s, and the configuration below uses that absolute path, as clients need (they start servers in a directory of their own).", script, abs))
   }
   list(program = rscript_path(), args = c("--vanilla", abs), script = abs)
 }
@@ -385,34 +445,30 @@ check_command <- function(command, call) {
 # the script (every call will fail there).
 report_startup_stderr <- function(stderr, add) {
   for (w in startup_warnings(stderr)) {
-    add("warning", "startup_warning",
-        sprintf("R gave a warning while the script started:\n%s", w),
-        "Fix what it says: clients do not show the server's warnings, and the tools may not be what you meant.")
+    add("startup_warning",
+        sprintf("R gave a warning while the script started:\n%s", w))
   }
   # The server's note when a result held a non-zero number sent as 0
   # (dispatch::Server::zeroed_note in the core).
   zeroed <- regmatches(stderr, regexec("^mcplite: tool (.+?): (a non-zero number was sent as 0 .*)$", stderr))
   for (m in zeroed[lengths(zeroed) == 3]) {
-    add("warning", "number_sent_as_zero",
+    add("number_sent_as_zero",
         sprintf("A result of %s held a non-zero number that was sent as 0: %s.", m[[2]], m[[3]]),
-        "Put options(mcplite.json.digits = NA) (every digit) or I(n) (n significant digits) at the top of the script.",
         tool = m[[2]])
   }
   # The server's note when a tool's mcp_progress() values did not increase
   # (the glue's host::report_progress, once per call).
   dropped <- regmatches(stderr, regexec("^mcplite: tool (.+?): (mcp_progress\\(.*\\) does not exceed .*)$", stderr))
   for (m in dropped[lengths(dropped) == 3]) {
-    add("warning", "progress_not_increasing",
+    add("progress_not_increasing",
         sprintf("%s reported progress that did not increase, which the server dropped: %s", m[[2]], m[[3]]),
-        "Report values that grow with each call of mcp_progress() (items done, percent, seconds).",
         tool = m[[2]])
   }
   failed <- stderr[startsWith(stderr, worker_failure_prefix)]
   if (length(failed)) {
-    add("error", "workers_failed",
+    add("workers_failed",
         sprintf("The workers could not evaluate the script, so every call fails: %s",
-                substring(failed[[1]], nchar(worker_failure_prefix) + 1L)),
-        "Make the script run on a worker too: find files next to it with script_file(), and guard what must run only in the server with `if (!mirai::on_daemon())`.")
+                substring(failed[[1]], nchar(worker_failure_prefix) + 1L)))
   }
   invisible()
 }
@@ -463,10 +519,9 @@ report_leftovers <- function(clients, add) {
     if (isTRUE(x$.state()$group_left_running)) left <- c(left, v)
   }
   if (!length(left)) return(invisible())
-  add("warning", "background_processes",
+  add("background_processes",
       sprintf("Processes the server started were still running after it exited (%s); they hold its standard output open and outlive it, unless a client ends the server's whole process group.",
-              paste(left, collapse = ", ")),
-      "End background processes before the server exits (for example with tools::pskill() in on.exit()), or give them no inherited standard output.")
+              paste(left, collapse = ", ")))
 }
 
 # The environment MCP clients give servers by default (see ?mcp_check).
@@ -492,8 +547,6 @@ split_path_list <- function(x) {
   if (length(x) == 0 || is.na(x) || !nzchar(x)) return(character())
   strsplit(x, .Platform$path.sep, fixed = TRUE)[[1]]
 }
-
-null_na <- function(x) if (is.null(x)) NA_character_ else x
 
 # One start-up attempt: a client in the given (exact) environment.
 check_start <- function(launch, env, cwd, protocol, timeout, info) {
@@ -580,7 +633,7 @@ check_code_packages <- function(script, rscript, run_env, env, cwd, timeout, inf
   if (!length(missing)) return(invisible())
   libs <- vapply(missing, package_library, character(1))
   for (pkg in missing[is.na(libs)]) {
-    add("error", "package_not_installed",
+    add("package_not_installed",
         sprintf("The tools use the package %s, which is not installed here either; calls that need it will fail.", pkg),
         sprintf("Install it: install.packages(\"%s\").", pkg))
   }
@@ -589,7 +642,7 @@ check_code_packages <- function(script, rscript, run_env, env, cwd, timeout, inf
   if (!length(new_libs)) return(invisible())
   r_libs <- paste(c(have, new_libs), collapse = .Platform$path.sep)
   for (pkg in missing[!is.na(libs)]) {
-    add("error", "package_not_found",
+    add("package_not_found",
         sprintf("The tools use the package %s, which R cannot find in the environment clients give the server (this session loads it from %s); calls that need it will fail although the server starts.", pkg, libs[[pkg]]),
         sprintf("Set R_LIBS in the client configuration, as mcp_config(env = c(R_LIBS = \"%s\")) shows.", r_libs))
   }
@@ -616,29 +669,25 @@ report_start_failure <- function(probe, command_line, add, explained, what) {
   shown <- stderr_tail(stderr, 15)
   if (identical(err$kind, "exited") && identical(err$status, 0L) &&
       !length(probe$stray) && !any(grepl("Error", stderr))) {
-    add("error", "no_server",
-        paste0("The script ended without serving (exit status 0).", if (length(stderr)) shown else ""),
-        "End the script with mcplite::mcp_server(...), which answers clients until they close it.")
+    add("no_server",
+        paste0("The script ended without serving (exit status 0).", if (length(stderr)) shown else ""))
   } else if (identical(err$kind, "exited")) {
     if (!explained) {
       status <- if (is.null(err$status)) "" else sprintf(" (exit status %d)", err$status)
-      add("error", "start_error",
+      add("start_error",
           paste0(sprintf("R stopped before serving%s.", status), shown),
           sprintf("Run %s as a client would, from another directory, to see the error: %s", what, command_line))
     }
     if (any(grepl("cannot open file|cannot open the connection|No such file or directory", stderr))) {
-      add("error", "relative_file",
-          "The script opens a file by a path that does not exist in the directory clients start it from.",
-          "Build paths with script_file(\"data.csv\"), which gives the same path wherever the script runs, or use absolute paths.")
+      add("relative_file",
+          "The script opens a file by a path that does not exist in the directory clients start it from.")
     }
   } else if (identical(err$kind, "timeout")) {
-    add("error", "no_answer",
-        paste0("The server did not answer initialize in time; a script that never calls mcp_server(), or does slow work first, looks like this.", shown),
-        "End the script with mcplite::mcp_server(...) and move slow work into the tools.")
+    add("no_answer",
+        paste0("The server did not answer initialize in time; a script that never calls mcp_server(), or does slow work first, looks like this.", shown))
   } else {
-    add("error", "start_error",
-        paste0(sprintf("The server could not be started: %s.", err$message), shown),
-        "Check that R is installed where this R runs from, and that the script can be read.")
+    add("start_error",
+        paste0(sprintf("The server could not be started: %s.", err$message), shown))
   }
   invisible()
 }
@@ -647,12 +696,11 @@ report_stray <- function(stray, when, add, total = length(stray)) {
   if (!length(stray)) return(invisible())
   text <- vapply(stray, function(s) s$text, character(1))
   shown <- text[seq_len(min(5, length(text)))]
-  add("error", "stdout_noise",
+  add("stdout_noise",
       sprintf("The server wrote %d line%s to standard output %s that %s; clients fail on such lines or drop the connection:\n%s",
               total, if (total == 1) "" else "s", when,
               if (total == 1) "is not a protocol message" else "are not protocol messages",
-              paste0("  ", encodeString(shown), collapse = "\n")),
-      "Remove print() and cat() calls that run outside tools, or send them to standard error with message(); keep --vanilla so no profile prints.")
+              paste0("  ", encodeString(shown), collapse = "\n")))
 }
 
 result_text <- function(res) {
@@ -674,23 +722,14 @@ versions_frame <- function(versions) {
   )
 }
 
-findings_frame <- function(findings) {
-  cols <- c("severity", "rule", "tool", "version", "message", "fix", "source")
-  if (!length(findings)) {
-    out <- as.data.frame(structure(rep(list(character()), length(cols)), names = cols), stringsAsFactors = FALSE)
-    return(out)
-  }
-  out <- lapply(cols, function(col) vapply(findings, function(f) as.character(f[[col]]), character(1)))
-  as.data.frame(structure(out, names = cols), stringsAsFactors = FALSE)
-}
-
 check_result <- function(out, findings) {
-  all <- findings_frame(findings)
-  rank <- match(all$severity, c("error", "warning", "info"))
-  all <- all[order(rank, seq_along(rank)), , drop = FALSE]
-  rownames(all) <- NULL
+  # Errors first, then warnings, then notes.
+  frame <- rust_check_frame(findings)
+  if (!is.null(frame$error)) stop(frame$error$message) # a mistake in this file
+  all <- frame$value
   problems <- all[all$severity != "info", , drop = FALSE]
   notes <- all[all$severity == "info", , drop = FALSE]
+  rownames(problems) <- NULL
   rownames(notes) <- NULL
   out$ok <- !any(all$severity == "error")
   out$problems <- problems

@@ -88,6 +88,10 @@ rust_client_close <- function(ptr, grace) .Call(wrap__rust_client_close, ptr, gr
 
 rust_check_listings <- function(listings) .Call(wrap__rust_check_listings, listings)
 
+rust_check_finding <- function(rule, message, fix, tool, version) .Call(wrap__rust_check_finding, rule, message, fix, tool, version)
+
+rust_check_frame <- function(findings) .Call(wrap__rust_check_frame, findings)
+
 rust_json_pretty <- function(x) .Call(wrap__rust_json_pretty, x)
 
 rust_base64 <- function(x) .Call(wrap__rust_base64, x)

@@ -40,8 +40,11 @@ test_that("a good server passes, in every version, and its calls are made", {
   expect_false(res$ok)
   expect_equal(res$calls$add$`2026-07-28`$content[[1]]$text, "3")
   expect_equal(res$calls$add$`2024-11-05`$content[[1]]$text, "3")
+  # One finding for the same failure in every version, naming them.
   failed <- res$problems[res$problems$rule == "call_tool_error", ]
-  expect_equal(failed$version, c("2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05"))
+  expect_equal(nrow(failed), 1)
+  expect_equal(failed$version, NA_character_)
+  expect_match(failed$message, "(2026-07-28, 2025-11-25, 2025-06-18, 2024-11-05)", fixed = TRUE)
   expect_match(failed$message[[1]], "fixture failure: on purpose", fixed = TRUE)
 })
 
@@ -293,6 +296,52 @@ test_that("a server not built on mcplite is checked listing by listing", {
   expect_setequal(rules_of(res, c("error", "warning")), c("no_tools", "call_failed"))
 })
 
+test_that("a failing call is one finding per cause, with the fix for that cause", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  script <- server_script(c(
+    'boom <- mcplite::tool(function(x = 1) stop("no data for ", x), name = "boom", description = "Fails.")',
+    'env <- mcplite::tool(function() new.env(), name = "env", description = "Cannot be sent.")',
+    'link <- mcplite::tool(function() mcplite::tool_result(list(mcplite::content_resource_link("file:///data.csv", "data"))),',
+    '  name = "link", description = "A link, which 2024-11-05 cannot carry.")',
+    'back <- mcplite::tool(function() { mcplite::mcp_progress(-1); "done" }, name = "back", description = "Bad progress.")',
+    'plain <- mcplite::tool(function(a = 1) a, name = "plain", description = "One argument.")',
+    'field <- mcplite::tool(function() mcplite::tool_result(structured_content = list(x = new.env())),',
+    '  name = "field", description = "Structured content that cannot be sent.")',
+    "mcplite::mcp_server(list(boom, env, link, back, plain, field))"
+  ))
+  res <- mcp_check(script, env = child_env(), calls = list(
+    boom = list(x = 3), env = list(), link = list(), back = list(), plain = list(zzz = 1), field = list()
+  ))
+  p <- res$problems
+  # Not once per protocol version: one finding per tool, each cause once.
+  expect_equal(p$rule, rep("call_tool_error", 6))
+  expect_equal(p$tool, c("boom", "env", "link", "back", "plain", "field"))
+  all_versions <- "(2026-07-28, 2025-11-25, 2025-06-18, 2024-11-05)"
+  expect_equal(p$version, c(NA, NA, "2024-11-05", NA, NA, NA))
+  expect_true(all(grepl(all_versions, p$message[-3], fixed = TRUE)))
+  # The link fails only where the version cannot carry it.
+  expect_equal(names(Filter(function(r) isTRUE(r$isError), res$calls$link)), "2024-11-05")
+  expect_snapshot(for (i in seq_len(nrow(p))) mcplite:::print_finding(p[i, ]))
+})
+
+test_that("a call that times out is one finding, with the time limit in its fix", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  # The tool waits for a file nobody writes: every version's call times out.
+  never <- tempfile("never-")
+  script <- server_script(c(
+    sprintf('wait <- mcplite::tool(function() { while (!file.exists("%s")) Sys.sleep(0.05); 1 },', never),
+    '  name = "wait", description = "Waits.")',
+    "mcplite::mcp_server(wait)"
+  ))
+  res <- mcp_check(script, env = child_env(), calls = list(wait = list()), timeout = 4)
+  p <- res$problems
+  expect_equal(p$rule, "call_failed")
+  expect_match(p$message, "Calling wait failed (2026-07-28, 2025-11-25, 2025-06-18, 2024-11-05): ", fixed = TRUE)
+  expect_match(p$fix, "Make the tool answer within 4 seconds (the `timeout` of this check)", fixed = TRUE)
+})
+
 test_that("mcp_check() checks its arguments", {
   expect_snapshot(error = TRUE, {
     mcp_check(1)
@@ -310,10 +359,11 @@ test_that("calls whose structured content breaks the output schema are problems,
                    calls = list(right = list(), wrong_type = list(), no_structured = list()))
   expect_false(res$ok)
   found <- res$problems[res$problems$rule == "output_schema_mismatch", ]
-  # Each in the three versions that have output schemas.
+  # Once each, naming the three versions that have output schemas.
   expect_setequal(found$tool, c("wrong_type", "no_structured"))
-  expect_equal(nrow(found), 6)
-  expect_setequal(found$version, c("2026-07-28", "2025-11-25", "2025-06-18"))
+  expect_equal(nrow(found), 2)
+  expect_equal(found$version, c(NA_character_, NA_character_))
+  expect_true(all(grepl("(2026-07-28, 2025-11-25, 2025-06-18)", found$message, fixed = TRUE)))
   expect_true(all(grepl("at /total: ", found$message[found$tool == "wrong_type"], fixed = TRUE)))
   expect_false("right" %in% res$problems$tool)
 })

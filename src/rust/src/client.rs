@@ -20,7 +20,7 @@
 
 use extendr_api::prelude::*;
 use mcplite_core::json::{Doc, Val};
-use mcplite_devtools::check::check_listings;
+use mcplite_devtools::check::{check_listings, frame_columns, Finding, FIELDS};
 use mcplite_devtools::client::{page_tools, Client, ClientError, Launch, Outcome};
 use serde_json::{Map, Value};
 use std::ffi::OsString;
@@ -482,6 +482,76 @@ fn rust_check_listings(listings: List) -> Robj {
     ok(own_r(&Value::Array(findings)))
 }
 
+/// A string argument that may be NULL (none).
+fn optional_string(x: &Robj) -> Option<String> {
+    if x.is_null() {
+        None
+    } else {
+        x.as_str().map(str::to_string)
+    }
+}
+
+/// One finding of `mcp_check()` about facts R found: `rule` names one of
+/// the core's reported rules, which gives the severity and the fix unless
+/// `fix` is given; `fix`, `tool` and `version` may be NULL. An R list in the
+/// shape of the listing checks' findings.
+/// @noRd
+#[extendr]
+fn rust_check_finding(rule: &str, message: &str, fix: Robj, tool: Robj, version: Robj) -> Robj {
+    match Finding::reported(
+        rule,
+        message.to_string(),
+        optional_string(&fix),
+        optional_string(&tool),
+        optional_string(&version),
+    ) {
+        Ok(f) => ok(own_r(&f.to_value())),
+        Err(e) => fail_message(&e, "invalid"),
+    }
+}
+
+/// `mcp_check()`'s findings (a list of what `rust_check_finding` and
+/// `rust_check_listings` return) as its data frame: one character column per
+/// field, errors first, then warnings, then notes.
+/// @noRd
+#[extendr]
+fn rust_check_frame(findings: List) -> Robj {
+    let mut values = Vec::with_capacity(findings.len());
+    for (_, f) in findings.iter() {
+        let Some(fields) = f.as_list() else { return fail_message("each finding must be a list", "invalid") };
+        let map: Map<String, Value> = fields
+            .iter()
+            .filter_map(|(name, v)| optional_string(&v).map(|s| (name.to_string(), Value::String(s))))
+            .collect();
+        values.push(Value::Object(map));
+    }
+    let columns = match frame_columns(&values) {
+        Ok(c) => c,
+        Err(e) => return fail_message(&e, "invalid"),
+    };
+    let rows = columns.first().map_or(0, Vec::len);
+    let columns: Vec<Robj> = columns
+        .into_iter()
+        .map(|col| Strings::from_values(col.into_iter().map(|s| s.map_or_else(Rstr::na, Rstr::from))).into())
+        .collect();
+    // Automatic row names, stored as R stores them: c(NA, -rows).
+    let row_names: Robj = match i32::try_from(rows) {
+        Ok(0) => Integers::from_values(Vec::<Rint>::new()).into(),
+        Ok(n) => Integers::from_values([Rint::na(), Rint::from(-n)]).into(),
+        Err(_) => return fail_message("too many findings", "invalid"),
+    };
+    let frame = List::from_names_and_values(FIELDS, columns).and_then(|l| {
+        let mut frame: Robj = l.into();
+        frame.set_attrib("row.names", row_names)?;
+        frame.set_class(["data.frame"])?;
+        Ok(frame)
+    });
+    match frame {
+        Ok(f) => ok(f),
+        Err(e) => fail_message(&e.to_string(), "invalid"),
+    }
+}
+
 /// Indented JSON in the fixed encoding (for configuration snippets).
 /// @noRd
 #[extendr]
@@ -522,6 +592,8 @@ extendr_module! {
     fn rust_client_close_step;
     fn rust_client_close;
     fn rust_check_listings;
+    fn rust_check_finding;
+    fn rust_check_frame;
     fn rust_json_pretty;
     fn rust_base64;
 }

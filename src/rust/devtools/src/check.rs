@@ -9,7 +9,7 @@
 use mcplite_core::r::spec::name_follows_spec;
 use mcplite_core::version::{self, Structured, Version, VERSIONS};
 use mcplite_core::wire;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,17 +94,114 @@ impl Finding {
         self
     }
 
+    /// The finding as a JSON object with the members of [`FIELDS`] (`null`
+    /// for what it does not have).
     pub fn to_value(&self) -> Value {
-        json!({
-            "severity": self.severity.as_str(),
-            "rule": self.rule,
-            "tool": self.tool,
-            "version": self.version,
-            "message": self.message,
-            "fix": self.fix,
-            "source": self.source,
+        let values = [
+            Some(self.severity.as_str()),
+            Some(self.rule),
+            self.tool.as_deref(),
+            self.version.as_deref(),
+            Some(self.message.as_str()),
+            Some(self.fix.as_str()),
+            self.source.as_deref(),
+        ];
+        Value::Object(
+            FIELDS.iter().zip(values).map(|(k, v)| (k.to_string(), v.map_or(Value::Null, Value::from))).collect(),
+        )
+    }
+}
+
+/// The columns of a finding, in the order of `mcp_check()`'s data frames.
+pub const FIELDS: [&str; 7] = ["severity", "rule", "tool", "version", "message", "fix", "source"];
+
+/// A rule `mcp_check()` applies to facts only R can see (the script, the
+/// server's start and standard error, the calls): its severity, and the fix
+/// reported unless the finding names a more specific one. The rules about
+/// listings are made in this module ([`check_listings`]).
+#[derive(Debug)]
+pub struct Rule {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub fix: &'static str,
+}
+
+const fn rule(id: &'static str, severity: Severity, fix: &'static str) -> Rule {
+    Rule { id, severity, fix }
+}
+
+use Severity::{Error as E, Info as I, Warning as W};
+
+pub const REPORTED_RULES: &[Rule] = &[
+    rule("script_missing", E, "Give the path of your server script; clients need its absolute path."),
+    rule("script_relative", I, "Nothing to do; in a client configuration written by hand, use the absolute path too."),
+    rule("command_only", I, "Nothing to do; give `script` instead for those checks."),
+    rule("package_not_installed", E, "Install the package."),
+    rule("package_not_found", E, "Set R_LIBS in the client configuration to the library that holds the package."),
+    rule("start_error", E, "Check that R is installed where this R runs from, and that the script can be read."),
+    rule("no_server", E, "End the script with mcplite::mcp_server(...), which answers clients until they close it."),
+    rule("no_answer", E, "End the script with mcplite::mcp_server(...) and move slow work into the tools."),
+    rule("relative_file", E, "Build paths with script_file(\"data.csv\"), which gives the same path wherever the script runs, or use absolute paths."),
+    rule("stdout_noise", E, "Remove print() and cat() calls that run outside tools, or send them to standard error with message(); keep --vanilla so no profile prints."),
+    rule("slow_start", W, "Load fewer packages or do less work before mcp_server(); prepare data lazily inside tools."),
+    rule("modern_unsupported", I, "Nothing to do; mcplite servers serve every version."),
+    rule("handshake_failed", E, "Answer initialize for every protocol version (mcp_server() does)."),
+    rule("version_negotiated", I, "Nothing to do, unless clients of that version matter to you."),
+    rule("tools_list_failed", E, "Make tools/list answer in every version (mcp_server() does)."),
+    rule("no_tools", W, "Pass your tools to mcp_server()."),
+    rule("output_schema_mismatch", E, "Make the tool return structured content that matches its output schema (or change the schema): the MCP Inspector and SDK-based clients fail the call."),
+    rule("call_failed", E, "Check the tool name and arguments, and the server's standard error."),
+    rule("call_tool_error", E, "Fix the tool, or the arguments given in `calls`."),
+    rule("startup_warning", W, "Fix what it says: clients do not show the server's warnings, and the tools may not be what you meant."),
+    rule("number_sent_as_zero", W, "Put options(mcplite.json.digits = NA) (every digit) or I(n) (n significant digits) at the top of the script."),
+    rule("progress_not_increasing", W, "Report values that grow with each call of mcp_progress() (items done, percent, seconds)."),
+    rule("workers_failed", E, "Make the script run on a worker too: find files next to it with script_file(), and guard what must run only in the server with `if (!mirai::on_daemon())`."),
+    rule("background_processes", W, "End background processes before the server exits (for example with tools::pskill() in on.exit()), or give them no inherited standard output."),
+];
+
+impl Finding {
+    /// A finding of one of [`REPORTED_RULES`] about facts found outside this
+    /// module: the message as given, the rule's severity, and its fix unless
+    /// `fix` names a more specific one.
+    pub fn reported(
+        rule: &str,
+        message: String,
+        fix: Option<String>,
+        tool: Option<String>,
+        version: Option<String>,
+    ) -> Result<Finding, String> {
+        let r = REPORTED_RULES.iter().find(|r| r.id == rule).ok_or_else(|| format!("unknown rule {rule:?}"))?;
+        Ok(Finding {
+            severity: r.severity,
+            rule: r.id,
+            tool,
+            version,
+            message,
+            fix: fix.unwrap_or_else(|| r.fix.to_string()),
+            source: None,
         })
     }
+}
+
+/// Findings (as [`Finding::to_value`] writes them) as the columns of
+/// [`FIELDS`], in the order a report shows them: errors, then warnings, then
+/// notes, each in the order found. `None` is a missing value.
+pub fn frame_columns(findings: &[Value]) -> Result<Vec<Vec<Option<String>>>, String> {
+    let mut ranked = Vec::with_capacity(findings.len());
+    for f in findings {
+        let rank = match f.get("severity").and_then(Value::as_str) {
+            Some("error") => 0,
+            Some("warning") => 1,
+            Some("info") => 2,
+            _ => return Err(format!("a finding without a known severity: {}", short(f))),
+        };
+        ranked.push((rank, f));
+    }
+    ranked.sort_by_key(|(rank, _)| *rank);
+    Ok(FIELDS
+        .iter()
+        .map(|field| ranked.iter().map(|(_, f)| f.get(*field).and_then(Value::as_str).map(str::to_string)).collect())
+        .collect())
 }
 
 // Sources of the client-specific rules. They describe third-party behaviour
@@ -643,6 +740,7 @@ pub fn check_listings(listings: &[(String, Vec<Value>)]) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn rules(f: &[Finding]) -> Vec<&'static str> {
         f.iter().map(|x| x.rule).collect()
@@ -650,6 +748,36 @@ mod tests {
 
     fn tool(schema: Value) -> Value {
         json!({"name": "t", "description": "A tool.", "inputSchema": schema})
+    }
+
+    #[test]
+    fn reported_rules_own_severity_and_fix() {
+        let f = Finding::reported("no_tools", "The server lists no tools.".into(), None, None, None).unwrap();
+        assert_eq!((f.severity, f.fix.as_str()), (Severity::Warning, "Pass your tools to mcp_server()."));
+        let f = Finding::reported("call_failed", "m".into(), Some("specific".into()), Some("t".into()), None).unwrap();
+        assert_eq!((f.severity, f.fix.as_str(), f.tool.as_deref()), (Severity::Error, "specific", Some("t")));
+        assert!(Finding::reported("no_such_rule", "m".into(), None, None, None).is_err());
+        let mut ids: Vec<&str> = REPORTED_RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), REPORTED_RULES.len(), "rule ids are unique");
+    }
+
+    #[test]
+    fn frames_put_errors_first_and_keep_the_order_found() {
+        let mk = |rule, message: &str| Finding::reported(rule, message.into(), None, None, None).unwrap().to_value();
+        let listed = check_tool(&json!({"name": "t", "inputSchema": {"type": "object"}}));
+        let mut found = vec![mk("script_relative", "a"), mk("no_tools", "b"), mk("call_failed", "c")];
+        found.extend(listed.iter().map(Finding::to_value));
+        found.push(mk("call_tool_error", "d"));
+        let cols = frame_columns(&found).unwrap();
+        assert_eq!(cols.len(), FIELDS.len());
+        let rules: Vec<&str> = cols[1].iter().map(|r| r.as_deref().unwrap_or("NA")).collect();
+        assert_eq!(rules, ["call_failed", "call_tool_error", "no_tools", "description_missing", "script_relative"]);
+        assert_eq!(cols[2][3].as_deref(), Some("t"));
+        assert_eq!(cols[2][0], None, "a missing tool is a missing value");
+        assert!(frame_columns(&[json!({"rule": "x"})]).is_err());
+        assert_eq!(frame_columns(&[]).unwrap(), vec![Vec::<Option<String>>::new(); 7]);
     }
 
     #[test]

@@ -94,6 +94,35 @@ function progressTests(ctx, version, sdk1, where = "") {
   });
 }
 
+// Timeouts reset by progress, without asserting a duration. The tool
+// reports step i and waits on barrier i; the test releases barrier i GAP ms
+// after it has seen report i. The timeout is several gaps long and shorter
+// than the whole call (STEPS gaps), so the call lives only because each
+// report reset the clock. The control: the same tool without reports, its
+// barriers released on a timer with the same gap, times out.
+const STEPS = 8, GAP = 300, TIMEOUT = 1500;
+async function timeoutResetTests(ctx, sdk1, isTimeout) {
+  const dir = mkdtempSync(join(scratch, "steps-"));
+  const release = (i) => setTimeout(() => writeFileSync(join(dir, String(i)), ""), GAP);
+  const options = { timeout: TIMEOUT, resetTimeoutOnProgress: true, onprogress: (p) => release(p.progress) };
+  const r = await callTool(ctx, sdk1, { name: "steps", arguments: { n: STEPS, dir, report: true } }, options);
+  assert.equal(textOf(r), String(STEPS));
+
+  const quiet = mkdtempSync(join(scratch, "quiet-"));
+  let step = 0;
+  const timer = setInterval(() => { if (step < STEPS) writeFileSync(join(quiet, String(++step)), ""); }, GAP);
+  try {
+    await assert.rejects(
+      callTool(ctx, sdk1, { name: "steps", arguments: { n: STEPS, dir: quiet, report: false } }, { ...options, onprogress: () => {} }),
+      isTimeout,
+    );
+  } finally {
+    clearInterval(timer);
+    // Let the abandoned call end (or its cancellation find it gone).
+    for (let i = 1; i <= STEPS; i++) writeFileSync(join(quiet, String(i)), "");
+  }
+}
+
 before(() => assertServerRunnable());
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -103,17 +132,8 @@ describe("sdk 1.x (legacy 2025-11-25)", () => {
   after(async () => ctx.client && ctx.client.close());
   progressTests(ctx, "2025-11-25", true);
 
-  // Timeouts reset by progress, without asserting a duration: the call
-  // lasts several timeouts and reports far more often than the timeout;
-  // the same work without progress times out.
   test("sdk 1.x: resetTimeoutOnProgress keeps a reporting call alive; without progress it times out", async () => {
-    const options = { timeout: 1500, resetTimeoutOnProgress: true, onprogress: () => {} };
-    const r = await callTool(ctx, true, { name: "work", arguments: { seconds: 4, every: 0.2, report: true } }, options);
-    assert.ok(Number(textOf(r)) > 0, textOf(r));
-    await assert.rejects(
-      callTool(ctx, true, { name: "work", arguments: { seconds: 4, every: 0.2, report: false } }, options),
-      (e) => e.code === -32001,
-    );
+    await timeoutResetTests(ctx, true, (e) => e.code === -32001);
   });
 });
 
@@ -133,13 +153,7 @@ describe(`client 2.x pinned to ${MODERN_VERSION}`, () => {
   progressTests(ctx, MODERN_VERSION, false);
 
   test(`${MODERN_VERSION}: resetTimeoutOnProgress keeps a reporting call alive; without progress it times out`, async () => {
-    const options = { timeout: 1500, resetTimeoutOnProgress: true, onprogress: () => {} };
-    const r = await callTool(ctx, false, { name: "work", arguments: { seconds: 4, every: 0.2, report: true } }, options);
-    assert.ok(Number(textOf(r)) > 0, textOf(r));
-    await assert.rejects(
-      callTool(ctx, false, { name: "work", arguments: { seconds: 4, every: 0.2, report: false } }, options),
-      (e) => e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout,
-    );
+    await timeoutResetTests(ctx, false, (e) => e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout);
   });
 });
 

@@ -682,8 +682,14 @@ impl Client {
         }
         let pending = self.send_request("tools/call", Some(params), timeout, true)?;
         let id = pending.id;
-        let call =
-            AsyncCall { pending, tool: name.to_string(), progress, progress_new: Vec::new(), progress_kept: 0, answer: None };
+        let call = AsyncCall {
+            pending,
+            tool: name.to_string(),
+            progress,
+            progress_new: Vec::new(),
+            progress_kept: 0,
+            answer: None,
+        };
         self.async_calls.insert(id, call);
         Ok(id)
     }

@@ -1503,7 +1503,13 @@ impl Client {
         if !self.closed {
             self.abandon();
             self.closed = true;
-            self.async_calls.retain(|_, c| c.answer.is_some());
+            // Calls not answered end; an answer still on its way is dropped.
+            let unanswered: Vec<i64> =
+                self.async_calls.iter().filter(|(_, c)| c.answer.is_none()).map(|(&id, _)| id).collect();
+            for id in unanswered {
+                self.async_calls.remove(&id);
+                self.abandoned.push(id);
+            }
             self.poll();
             self.writer = None;
         }

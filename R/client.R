@@ -60,7 +60,10 @@
 #'   with it: not valid UTF-8, nested deeper than 1023 levels, both a result
 #'   and an error (or neither), no `"jsonrpc": "2.0"`, or a string holding a
 #'   NUL character (`\u0000`), which R cannot hold.
-#' * `mcplite_error_client_closed`: the client was closed.
+#' * `mcplite_error_client_closed`: the client was closed (for a
+#'   `$call_async()` handle: before its answer arrived).
+#' * `mcplite_error_client_cancelled`: a `$call_async()` call was cancelled
+#'   by its handle's `$cancel()` or by an interrupted `$wait()`.
 #' * `mcplite_error_client_output`: a `$call()` result that clients built on
 #'   the official SDKs reject (see "What is checked").
 #'
@@ -121,6 +124,9 @@
 #'   are recorded; a function is called with `progress`, `total` and
 #'   `message` (`NULL` when absent) for each one, as it arrives, while the
 #'   call waits (an error in it abandons the call).
+#' * `$call_async(name, arguments = list(), timeout, progress = NULL)`:
+#'   send a `tools/call` and return at once with a handle (see "Calls in
+#'   flight at once").
 #' * `$progress()`: the progress notifications the last `$call()` that asked
 #'   for progress received, in order: a list of their `params` (`progress`,
 #'   and when sent `total`, `message`, and the `progressToken`).
@@ -139,6 +145,39 @@
 #'   status invisibly. Closing twice is harmless.
 #' * `$protocol`, `$server_info`, `$capabilities`, `$instructions`, `$pid`:
 #'   what the handshake settled.
+#'
+#' ## Calls in flight at once
+#' `$call()` waits for its answer. To have several calls in flight, for
+#' example to test that a slow tool on workers (`mcp_server(workers = )`)
+#' leaves the others answering, start them with `$call_async()`, which
+#' takes the arguments of `$call()`, sends the request and returns a handle
+#' (of class `mcplite_call`) without waiting. Answers are matched to their
+#' handles by request id, in whatever order they arrive, whichever wait
+#' reads them. A handle has:
+#'
+#' * `$wait(timeout = NULL)`: wait for the answer and return what `$call()`
+#'   would: the same result, the same checks (see "What is checked") and the
+#'   same errors. The call's own `timeout` (given to `$call_async()`) counts
+#'   from when it was sent; a `timeout` here limits this wait. When either
+#'   passes, the call is cancelled and `mcplite_error_client_timeout` raised.
+#'   An interrupted wait cancels the call too. Once the call has ended,
+#'   `$wait()` returns its result (or raises its error) again at once.
+#' * `$done()`: whether the call has ended (answered, failed or cancelled),
+#'   reading what has arrived without waiting.
+#' * `$cancel()`: cancel the call (`notifications/cancelled`; its late
+#'   answer is dropped); `$wait()` then raises
+#'   `mcplite_error_client_cancelled`. Returns `TRUE` invisibly if the call
+#'   was still in flight.
+#' * `$progress()`: the progress notifications received for this call (with
+#'   `progress = TRUE` or a function).
+#'
+#' The client stays usable meanwhile: `$call()`, `$tools()` and the other
+#' methods work while calls are in flight. A progress function of an async
+#' call is called in this R session, never from another thread, whenever the
+#' session waits for the server: in any handle's `$wait()` or `$done()`, and
+#' in `$call()`, `$tools()` and `$request()`. An error in it cancels its call,
+#' and that call's `$wait()` raises the error. Once the client is closed, a
+#' call whose answer had not arrived fails with `mcplite_error_client_closed`.
 #'
 #' The server is always stopped and reaped: by `$close()`, by
 #' `local_mcp_client()` when its frame ends, or at the latest when the client
@@ -429,23 +468,48 @@ new_client <- function(ptr, opened, launch, timeout) {
   self$tools <- function(timeout = NULL) {
     call <- sys.call()
     timeout <- resolve(timeout, call)
-    client_value(client_wait(ptr, rust_client_begin_list_tools(ptr, timeout)), "tools/list", call)
+    client_value(client_wait(ptr, rust_client_begin_list_tools(ptr, timeout), run_async_progress),
+                 "tools/list", call)
+  }
+  # Calls of $call_async() not yet ended, by id: the state of their handles.
+  # Every wait hands them their progress (see async_progress()).
+  in_flight <- new.env(parent = emptyenv())
+  run_async_progress <- function() async_progress(ptr, in_flight)
+  # The checked arguments of $call() and $call_async().
+  call_args <- function(name, arguments, timeout, progress, call) {
+    check_string(name, "name", call = call)
+    name <- protocol_text(name, "name", call)
+    list(name = name, arguments = check_named_list(arguments, "arguments", call = call),
+         what = sprintf("tools/call (%s)", name), timeout = resolve(timeout, call),
+         on_progress = check_progress_callback(progress, call))
   }
   self$call <- function(name, arguments = list(), timeout = NULL, progress = NULL) {
     call <- sys.call()
-    check_string(name, "name", call = call)
-    name <- protocol_text(name, "name", call)
-    arguments <- check_named_list(arguments, "arguments", call = call)
-    what <- sprintf("tools/call (%s)", name)
-    timeout <- resolve(timeout, call)
-    on_progress <- check_progress_callback(progress, call)
-    begun <- rust_client_begin_call_tool(ptr, name, arguments, timeout, !is.null(on_progress))
-    each_slice <- if (is.function(on_progress)) function() {
-      for (p in rust_client_progress(ptr, TRUE)$value) {
-        on_progress(progress = p$progress, total = p$total, message = p$message)
+    a <- call_args(name, arguments, timeout, progress, call)
+    on_progress <- a$on_progress
+    begun <- rust_client_begin_call_tool(ptr, a$name, a$arguments, a$timeout, !is.null(on_progress))
+    each_slice <- function() {
+      if (is.function(on_progress)) {
+        for (p in rust_client_progress(ptr, TRUE)$value) {
+          on_progress(progress = p$progress, total = p$total, message = p$message)
+        }
       }
+      run_async_progress()
     }
-    client_value(client_wait(ptr, begun, each_slice), what, call)
+    client_value(client_wait(ptr, begun, each_slice), a$what, call)
+  }
+  self$call_async <- function(name, arguments = list(), timeout = NULL, progress = NULL) {
+    call <- sys.call()
+    a <- call_args(name, arguments, timeout, progress, call)
+    begun <- rust_client_begin_call_async(ptr, a$name, a$arguments, a$timeout, !is.null(a$on_progress))
+    state <- new.env(parent = emptyenv())
+    state$id <- client_value(begun, a$what, call)
+    state$what <- a$what
+    state$on_progress <- a$on_progress
+    state$progress <- list()
+    state$status <- "pending"
+    assign(async_key(state$id), state, envir = in_flight)
+    new_call_handle(ptr, state, in_flight, a$name)
   }
   self$progress <- function() rust_client_progress(ptr, FALSE)$value
   self$request <- function(method, params = NULL, timeout = NULL) {
@@ -454,7 +518,8 @@ new_client <- function(ptr, opened, launch, timeout) {
     method <- protocol_text(method, "method", call)
     if (!is.null(params)) params <- check_named_list(params, "params", call = call)
     timeout <- resolve(timeout, call)
-    client_value(client_wait(ptr, rust_client_begin_request(ptr, method, params, timeout)), method, call)
+    client_value(client_wait(ptr, rust_client_begin_request(ptr, method, params, timeout), run_async_progress),
+                 method, call)
   }
   self$notify <- function(method, params = NULL) {
     call <- sys.call()
@@ -490,7 +555,142 @@ print.mcplite_client <- function(x, ...) {
   cat("<mcplite client> ", who, ", protocol ", x$protocol, "\n", sep = "")
   cat("  command: ", paste(x$command, collapse = " "), "\n", sep = "")
   cat("  process: ", x$pid, " (", status, ")\n", sep = "")
-  cat("  $tools() $call(name, arguments, progress) $request(method, params) $notify(method, params)\n",
-      "  $notifications() $progress() $stderr() $transcript() $is_alive() $close()\n", sep = "")
+  cat("  $tools() $call(name, arguments, progress) $call_async(...) $request(method, params)\n",
+      "  $notify(method, params) $notifications() $progress() $stderr() $transcript()\n",
+      "  $is_alive() $close()\n", sep = "")
+  invisible(x)
+}
+
+# ---- Calls in flight at once ($call_async()) ------------------------------
+#
+# A handle's state is an environment: `id`, `what` ("tools/call (name)"),
+# `on_progress`, `progress` (the params received so far), `status`
+# ("pending", "done" or "failed") and then `value` or `error`. While pending
+# it is also in the client's `in_flight`, under async_key(id).
+
+async_key <- function(id) sprintf("%.0f", id)
+
+# The call is over: keep its value or condition, forget it as in flight.
+async_settle <- function(state, in_flight, value = NULL, error = NULL) {
+  state$status <- if (is.null(error)) "done" else "failed"
+  state$value <- value
+  state$error <- error
+  key <- async_key(state$id)
+  if (exists(key, envir = in_flight, inherits = FALSE)) rm(list = key, envir = in_flight)
+}
+
+# The condition client_abort() would raise.
+client_condition <- function(err, what, call) {
+  tryCatch(client_abort(err, what, call), mcplite_error = function(e) e)
+}
+
+# Cancel a call in flight (notifications/cancelled); it ends with
+# `mcplite_error_client_cancelled`, saying `why`.
+async_cancel <- function(ptr, state, in_flight, why, call) {
+  rust_client_async_cancel(ptr, state$id)
+  cnd <- tryCatch(
+    abort_mcplite(sprintf("The request %s was cancelled: %s.", state$what, why),
+                  class = c("client_cancelled", "client"), call = call),
+    mcplite_error = function(e) e
+  )
+  async_settle(state, in_flight, error = cnd)
+}
+
+# Hand the progress that arrived for calls in flight to their handles, and
+# call their callbacks (here, in the R session that waits). An error in a
+# callback cancels its call, whose $wait() then raises it.
+async_progress <- function(ptr, in_flight) {
+  for (item in rust_client_async_progress(ptr)$value) {
+    state <- in_flight[[async_key(item$id)]]
+    if (is.null(state)) next
+    p <- item$params
+    state$progress[[length(state$progress) + 1]] <- p
+    if (is.function(state$on_progress)) {
+      tryCatch(
+        state$on_progress(progress = p$progress, total = p$total, message = p$message),
+        error = function(e) {
+          rust_client_async_cancel(ptr, state$id)
+          async_settle(state, in_flight, error = e)
+        }
+      )
+    }
+  }
+}
+
+# Wait at most `slice` seconds for a call in flight, then hand out progress.
+async_step <- function(ptr, state, in_flight, slice, call) {
+  res <- rust_client_async_step(ptr, state$id, slice)
+  async_progress(ptr, in_flight)
+  if (state$status != "pending" || isTRUE(res$pending)) return(invisible())
+  if (is.null(res$error)) return(async_settle(state, in_flight, value = res$value))
+  err <- res$error
+  cnd <- if (identical(err$kind, "closed")) {
+    tryCatch(abort_mcplite(sprintf("Cannot wait for %s: the client was closed before it answered.", state$what),
+                           class = c("client_closed", "client"), call = call),
+             mcplite_error = function(e) e)
+  } else {
+    client_condition(err, state$what, call)
+  }
+  async_settle(state, in_flight, error = cnd)
+}
+
+# Wait for a call in flight, in slices (interruptible: an interrupted wait
+# cancels the call), at most `timeout` seconds (NULL: until its own timeout).
+async_wait <- function(ptr, state, in_flight, timeout, call) {
+  finished <- FALSE
+  on.exit(if (!finished && state$status == "pending") {
+    async_cancel(ptr, state, in_flight, "the wait for it was interrupted", call)
+  })
+  deadline <- as.numeric(Sys.time()) + if (is.null(timeout)) Inf else timeout
+  repeat {
+    left <- deadline - as.numeric(Sys.time())
+    if (left <= 0) {
+      rust_client_async_cancel(ptr, state$id)
+      async_settle(state, in_flight, error = client_condition(list(kind = "timeout", seconds = timeout),
+                                                              state$what, call))
+      break
+    }
+    async_step(ptr, state, in_flight, min(wait_slice, left), call)
+    if (state$status != "pending") break
+    check_interrupt()
+  }
+  finished <- TRUE
+}
+
+new_call_handle <- function(ptr, state, in_flight, name) {
+  self <- new.env(parent = emptyenv())
+  self$name <- name
+  self$wait <- function(timeout = NULL) {
+    call <- sys.call()
+    if (!is.null(timeout)) timeout <- check_timeout(timeout, call = call)
+    if (state$status == "pending") async_wait(ptr, state, in_flight, timeout, call)
+    if (state$status == "failed") {
+      err <- state$error
+      # Its own errors name this wait; an author's callback error stays as it was.
+      if (inherits(err, "mcplite_error_client")) err$call <- as.call(list(call[[1]]))
+      stop(err)
+    }
+    state$value
+  }
+  self$done <- function() {
+    if (state$status == "pending") async_step(ptr, state, in_flight, 0, sys.call())
+    state$status != "pending"
+  }
+  self$cancel <- function() {
+    pending <- state$status == "pending"
+    if (pending) async_cancel(ptr, state, in_flight, "`$cancel()` was called", sys.call())
+    invisible(pending)
+  }
+  self$progress <- function() state$progress
+  self$.state <- function() state$status
+  lockEnvironment(self, bindings = TRUE)
+  class(self) <- "mcplite_call"
+  self
+}
+
+#' @export
+print.mcplite_call <- function(x, ...) {
+  cat("<mcplite call> tools/call (", x$name, "): ", x$.state(), "\n", sep = "")
+  cat("  $wait(timeout) $done() $cancel() $progress()\n")
   invisible(x)
 }

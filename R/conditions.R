@@ -11,7 +11,8 @@
 #' given to [mcp_server()]), `workers` (its `workers` argument; `workers_script`
 #' first when the script R runs cannot be found for the workers), `client` (an exchange of [mcp_client()] that
 #' failed, with a finer class first: `client_rpc`, `client_exited`,
-#' `client_timeout`, `client_start`, `client_protocol`, `client_closed`) and
+#' `client_timeout`, `client_start`, `client_protocol`, `client_closed`,
+#' `client_output`, `client_cancelled`) and
 #' `config` (a client configuration file [mcp_config()] could not write, with a
 #' finer class first: `config_invalid`, `config_jsonc`, `config_layout`,
 #' `config_io`) and `dependency` (a suggested package a function needs is

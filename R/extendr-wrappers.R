@@ -72,6 +72,14 @@ rust_client_step <- function(ptr, slice) .Call(wrap__rust_client_step, ptr, slic
 
 rust_client_progress <- function(ptr, new_only) .Call(wrap__rust_client_progress, ptr, new_only)
 
+rust_client_begin_call_async <- function(ptr, name, arguments, timeout, progress) .Call(wrap__rust_client_begin_call_async, ptr, name, arguments, timeout, progress)
+
+rust_client_async_step <- function(ptr, id, slice) .Call(wrap__rust_client_async_step, ptr, id, slice)
+
+rust_client_async_cancel <- function(ptr, id) .Call(wrap__rust_client_async_cancel, ptr, id)
+
+rust_client_async_progress <- function(ptr) .Call(wrap__rust_client_async_progress, ptr)
+
 rust_client_abandon <- function(ptr) .Call(wrap__rust_client_abandon, ptr)
 
 rust_client_notify <- function(ptr, method, params) .Call(wrap__rust_client_notify, ptr, method, params)

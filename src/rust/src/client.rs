@@ -281,6 +281,75 @@ fn rust_client_progress(ptr: Robj, new_only: bool) -> Robj {
     })
 }
 
+/// Send `tools/call` without waiting: `value` is the call's id (a double),
+/// for the `rust_client_async_*` entry points.
+/// @noRd
+#[extendr]
+fn rust_client_begin_call_async(ptr: Robj, name: Robj, arguments: Robj, timeout: f64, progress: bool) -> Robj {
+    with_client(ptr, |c| {
+        let read = || -> std::result::Result<_, String> {
+            Ok((crate::rstring::text(&name, "name")?, object(&arguments, "arguments")?, seconds(timeout)?))
+        };
+        let (name, args, t) = match read() {
+            Ok((name, a, t)) => (name, a.unwrap_or_else(|| Value::Object(Map::new())), t),
+            Err(e) => return fail_message(&e, "invalid"),
+        };
+        match c.begin_call_async(&name, args, t, progress) {
+            Ok(id) => ok((id as f64).into()),
+            Err(e) => fail(&e, Some(c)),
+        }
+    })
+}
+
+/// Wait at most `slice` seconds for the async call `id`, reading every
+/// line meanwhile: `list(value, error, pending)` as `rust_client_step`.
+/// @noRd
+#[extendr]
+fn rust_client_async_step(ptr: Robj, id: f64, slice: f64) -> Robj {
+    with_client(ptr, |c| {
+        let slice = match seconds(slice) {
+            Ok(s) => s,
+            Err(e) => return fail_message(&e, "invalid"),
+        };
+        match c.step_async(id as i64, slice) {
+            Ok(None) => list!(value = (), error = (), pending = true).into(),
+            Ok(Some(outcome)) => match outcome_r(&outcome) {
+                Ok(x) => ok(x),
+                Err(e) => fail(&ClientError::Protocol(format!("the answer cannot be used: {e}")), Some(c)),
+            },
+            Err(e) => fail(&e, Some(c)),
+        }
+    })
+}
+
+/// Cancel the async call `id`: `value` is TRUE when it was in flight.
+/// @noRd
+#[extendr]
+fn rust_client_async_cancel(ptr: Robj, id: f64) -> Robj {
+    with_client(ptr, |c| ok(c.cancel_async(id as i64).into()))
+}
+
+/// The progress of async calls received since the last take: a list of
+/// `list(id, params)`.
+/// @noRd
+#[extendr]
+fn rust_client_async_progress(ptr: Robj) -> Robj {
+    with_client(ptr, |c| {
+        let mut items: Vec<Robj> = Vec::new();
+        for (id, params) in c.take_async_progress() {
+            let doc = match mcplite_core::json::Doc::parse(params.to_string().into_bytes()) {
+                Ok(d) => d,
+                Err(_) => continue,
+            };
+            // One R cannot hold is left out, as in `$notifications()`.
+            if let Ok(p) = server_r(doc.root(), "params") {
+                items.push(list!(id = id as f64, params = p).into());
+            }
+        }
+        ok(List::from_values(items).into())
+    })
+}
+
 /// The R value of a finished operation.
 fn outcome_r(o: &Outcome) -> std::result::Result<Robj, String> {
     match o {
@@ -582,6 +651,10 @@ extendr_module! {
     fn rust_client_begin_call_tool;
     fn rust_client_step;
     fn rust_client_progress;
+    fn rust_client_begin_call_async;
+    fn rust_client_async_step;
+    fn rust_client_async_cancel;
+    fn rust_client_async_progress;
     fn rust_client_abandon;
     fn rust_client_notify;
     fn rust_client_notifications;

@@ -38,7 +38,7 @@ use mcplite_core::wire;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
@@ -311,6 +311,20 @@ enum Sorted {
     Unusable(String),
 }
 
+/// A `tools/call` started with [`Client::begin_call_async`]: in flight
+/// while other requests are sent and answered, matched to its answer by id.
+struct AsyncCall {
+    pending: Pending,
+    tool: String,
+    /// Whether the request carries a progress token (its id).
+    progress: bool,
+    /// The `params` of its progress notifications not yet handed out.
+    progress_new: Vec<Value>,
+    progress_kept: usize,
+    /// Its answer, once read (never [`Sorted::Other`]).
+    answer: Option<Sorted>,
+}
+
 /// A running (or finished) server and the client's view of it.
 pub struct Client {
     child: Child,
@@ -356,6 +370,10 @@ pub struct Client {
     progress_seen: Vec<Value>,
     /// How many of `progress_seen` [`Client::take_progress`] handed out.
     progress_taken: usize,
+    /// Calls in flight started with [`Client::begin_call_async`], by id.
+    async_calls: HashMap<i64, AsyncCall>,
+    /// Progress of async calls that ended before it was handed out.
+    async_progress_left: Vec<(i64, Value)>,
 }
 
 /// At most this many progress notifications are kept per call (a server
@@ -557,6 +575,8 @@ impl Client {
             progress_token: None,
             progress_seen: Vec::new(),
             progress_taken: 0,
+            async_calls: HashMap::new(),
+            async_progress_left: Vec::new(),
         })
     }
 
@@ -636,6 +656,178 @@ impl Client {
     /// Whether an operation is waiting for its answer.
     pub fn is_waiting(&self) -> bool {
         self.op.is_some()
+    }
+
+    // ---- Calls in flight at once ----------------------------------------
+
+    /// Send `tools/call` without waiting; returns its id, the handle for
+    /// [`Client::step_async`], [`Client::cancel_async`] and (when
+    /// `progress` holds, as the request's progress token)
+    /// [`Client::take_async_progress`]. Any number of calls may be in
+    /// flight, beside the operation of a `begin_*`; their answers are
+    /// matched by id whenever lines are read.
+    pub fn begin_call_async(
+        &mut self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+        progress: bool,
+    ) -> Result<i64, ClientError> {
+        if !arguments.is_object() {
+            return Err(ClientError::Invalid("tool arguments must be a JSON object".into()));
+        }
+        let mut params = json!({"name": name, "arguments": arguments});
+        if progress {
+            params[wire::META] = json!({ (wire::PROGRESS_TOKEN): self.next_id });
+        }
+        let pending = self.send_request("tools/call", Some(params), timeout, true)?;
+        let id = pending.id;
+        let call = AsyncCall {
+            pending,
+            tool: name.to_string(),
+            progress,
+            progress_new: Vec::new(),
+            progress_kept: 0,
+            answer: None,
+        };
+        self.async_calls.insert(id, call);
+        Ok(id)
+    }
+
+    /// The id of an async call not yet answered that `id` is.
+    fn async_id(&self, id: Option<Val<'_>>) -> Option<i64> {
+        self.async_calls.iter().find(|(&k, c)| c.answer.is_none() && id_is(id, k)).map(|(&k, _)| k)
+    }
+
+    /// Wait at most `slice` for the answer of the async call `id` (reading
+    /// and sorting every line meanwhile). `Ok(None)`: not yet. Done or
+    /// failed, the call is over; past its timeout it is cancelled.
+    pub fn step_async(&mut self, id: i64, slice: Duration) -> Result<Option<Outcome>, ClientError> {
+        if self.op.is_some() {
+            return Err(ClientError::Invalid(
+                "cannot wait for a call started with call_async() while another request waits for its answer".into(),
+            ));
+        }
+        let Some(deadline) = self.async_calls.get(&id).map(|c| c.pending.deadline) else {
+            return Err(if self.closed {
+                ClientError::Closed
+            } else {
+                ClientError::Invalid(format!("no call with id {id} is in flight"))
+            });
+        };
+        let gone = !self.is_alive();
+        let waited = self.wait_async(id, deadline_after(slice).min(deadline));
+        let answered = self.async_calls.get(&id).is_some_and(|c| c.answer.is_some());
+        let over = answered || waited.is_err() || (gone && !self.arrived) || Instant::now() >= deadline;
+        if !over {
+            return Ok(None);
+        }
+        let Some(call) = self.async_calls.remove(&id) else { return Err(ClientError::Closed) };
+        self.async_progress_left.extend(call.progress_new.into_iter().map(|p| (id, p)));
+        if let Some(answer) = call.answer {
+            return self.finish_async(&call.tool, answer).map(Some);
+        }
+        match waited {
+            Err(e) => {
+                self.abandoned.push(id);
+                Err(e)
+            }
+            Ok(()) if gone && !self.arrived => {
+                self.abandoned.push(id);
+                Err(self.exited())
+            }
+            Ok(()) => {
+                let p = &call.pending;
+                let err = ClientError::Timeout { method: p.method.clone(), seconds: p.timeout.as_secs_f64() };
+                self.cancel_pending(p, "The client gave up waiting.");
+                Err(err)
+            }
+        }
+    }
+
+    /// Read lines until the async call `id` is answered or `until` passes.
+    fn wait_async(&mut self, id: i64, until: Instant) -> Result<(), ClientError> {
+        self.arrived = false;
+        loop {
+            if self.async_calls.get(&id).is_none_or(|c| c.answer.is_some()) {
+                return Ok(());
+            }
+            if self.eof {
+                return Err(self.exited());
+            }
+            let now = Instant::now();
+            let event = if now >= until {
+                match self.events.try_recv() {
+                    Ok(e) => Ok(e),
+                    Err(TryRecvError::Empty) => return Ok(()),
+                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                }
+            } else {
+                self.events.recv_timeout(until - now)
+            };
+            match event {
+                Ok(Event::Line(at, bytes)) => {
+                    self.released(bytes.len());
+                    self.arrived = true;
+                    self.take_line(at, bytes, None);
+                }
+                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
+                Err(RecvTimeoutError::Timeout) => return Ok(()),
+            }
+        }
+    }
+
+    /// The outcome of an async call's answer, checked as `tools/call`'s is.
+    fn finish_async(&mut self, tool: &str, answer: Sorted) -> Result<Outcome, ClientError> {
+        let answer = match answer {
+            Sorted::Answer(a) => a,
+            Sorted::Unusable(why) => return Err(ClientError::Protocol(format!("the answer to tools/call {why}"))),
+            Sorted::Other => return Err(ClientError::Protocol("the answer to tools/call was lost".into())),
+        };
+        self.last_response = Some(Arc::clone(&answer.doc));
+        if let Some(err) = answer.doc.root().get("error") {
+            return Err(error_from(err));
+        }
+        if self.check_output && self.output_schemas.declares(tool) {
+            self.output_schemas.check(tool, &answer.result().to_value()).map_err(ClientError::Output)?;
+        }
+        Ok(Outcome::Answer(answer))
+    }
+
+    /// Cancel the async call `id` (`notifications/cancelled`); its late
+    /// answer is dropped. True when it was still in flight.
+    pub fn cancel_async(&mut self, id: i64) -> bool {
+        match self.async_calls.remove(&id) {
+            Some(call) if call.answer.is_none() => {
+                self.cancel_pending(&call.pending, "The client cancelled the request.");
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Tell the server a request is cancelled (unless it cannot hear it) and
+    /// drop its late answer.
+    fn cancel_pending(&mut self, p: &Pending, reason: &str) {
+        if p.cancellable && !self.eof && !self.closed {
+            let _ = self.notify("notifications/cancelled", Some(json!({(wire::REQUEST_ID): p.id, "reason": reason})));
+        }
+        self.abandoned.push(p.id);
+    }
+
+    /// The progress notifications (`params`) of async calls that asked for
+    /// progress, received since the last take: `(id, params)` in order of
+    /// arrival for each call.
+    pub fn take_async_progress(&mut self) -> Vec<(i64, Value)> {
+        let mut out = std::mem::take(&mut self.async_progress_left);
+        let mut ids: Vec<i64> = self.async_calls.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(call) = self.async_calls.get_mut(&id) {
+                out.extend(call.progress_new.drain(..).map(|p| (id, p)));
+            }
+        }
+        out
     }
 
     /// Wait at most `slice` for the operation in progress. `Ok(None)`: not
@@ -748,14 +940,7 @@ impl Client {
     /// dropped. The client can go on.
     pub fn abandon(&mut self) {
         if let Some(op) = self.op.take() {
-            let p = op.pending();
-            if p.cancellable && !self.eof && !self.closed {
-                let _ = self.notify(
-                    "notifications/cancelled",
-                    Some(json!({(wire::REQUEST_ID): p.id, "reason": "The client gave up waiting."})),
-                );
-            }
-            self.abandoned.push(p.id);
+            self.cancel_pending(op.pending(), "The client gave up waiting.");
         }
     }
 
@@ -985,13 +1170,14 @@ impl Client {
     ) -> Sorted {
         let root = doc.root();
         let wanted = want.filter(|p| root.is_object() && id_is(root.get("id"), p.id));
+        let async_id = if root.is_object() { self.async_id(root.get("id")) } else { None };
         let has_result = root.is_object() && root.get("result").is_some();
         let has_error = root.is_object() && root.get("error").is_some();
         // The answer waited for: a JSON-RPC message with its id, or any
         // object with its id and a result or an error (a JSON record that
         // merely has an "id" is stray output).
         let answer_like = is_jsonrpc(&doc) || has_result || has_error;
-        if wanted.is_some() && answer_like && root.get("method").is_none() {
+        if (wanted.is_some() || async_id.is_some()) && answer_like && root.get("method").is_none() {
             let why = if let Some(at) = not_utf8 {
                 Some(format!("is not valid UTF-8 (byte {at})"))
             } else if !is_jsonrpc(&doc) {
@@ -1008,12 +1194,18 @@ impl Client {
             if self.first_response.is_none() {
                 self.first_response = Some(elapsed);
             }
-            if let Some(why) = why {
-                return Sorted::Unusable(why);
+            let sorted = match why {
+                Some(why) => Sorted::Unusable(why),
+                None => Sorted::Answer(Answer { doc: Arc::new(doc) }),
+            };
+            if let Some(call) = async_id.and_then(|id| self.async_calls.get_mut(&id)) {
+                call.answer = Some(sorted);
+                return Sorted::Other;
             }
-            let doc = Arc::new(doc);
-            self.last_response = Some(Arc::clone(&doc));
-            return Sorted::Answer(Answer { doc });
+            if let Sorted::Answer(a) = &sorted {
+                self.last_response = Some(Arc::clone(&a.doc));
+            }
+            return sorted;
         }
         if !is_jsonrpc(&doc) {
             self.keep_stray(at_ms, doc.text());
@@ -1063,14 +1255,22 @@ impl Client {
 
     /// Keep a progress notification for the call that asked for progress.
     fn note_progress(&mut self, root: &Val<'_>) {
-        let Some(token) = self.progress_token else { return };
         if root.get("method").and_then(|m| m.as_str()) != Some("notifications/progress") {
             return;
         }
         let Some(params) = root.get("params") else { return };
-        let ours = params.get(wire::PROGRESS_TOKEN).and_then(|t| t.raw_str().parse::<i64>().ok()) == Some(token);
-        if ours && self.progress_seen.len() < MAX_PROGRESS_KEPT {
-            self.progress_seen.push(params.to_value());
+        let Some(token) = params.get(wire::PROGRESS_TOKEN).and_then(|t| t.raw_str().parse::<i64>().ok()) else {
+            return;
+        };
+        if self.progress_token == Some(token) {
+            if self.progress_seen.len() < MAX_PROGRESS_KEPT {
+                self.progress_seen.push(params.to_value());
+            }
+        } else if let Some(call) = self.async_calls.get_mut(&token).filter(|c| c.progress && c.answer.is_none()) {
+            if call.progress_kept < MAX_PROGRESS_KEPT {
+                call.progress_kept += 1;
+                call.progress_new.push(params.to_value());
+            }
         }
     }
 
@@ -1303,6 +1503,13 @@ impl Client {
         if !self.closed {
             self.abandon();
             self.closed = true;
+            // Calls not answered end; an answer still on its way is dropped.
+            let unanswered: Vec<i64> =
+                self.async_calls.iter().filter(|(_, c)| c.answer.is_none()).map(|(&id, _)| id).collect();
+            for id in unanswered {
+                self.async_calls.remove(&id);
+                self.abandoned.push(id);
+            }
             self.poll();
             self.writer = None;
         }

@@ -282,3 +282,46 @@ fn a_call_answered_with_an_internal_error_is_not_answered_again_at_exit() {
         c.close(Duration::from_secs(5));
     }
 }
+
+/// Wait for the async call `id` to end.
+fn wait_async(c: &mut Client, id: i64) -> Result<Value, ClientError> {
+    loop {
+        if let Some(outcome) = c.step_async(id, Duration::from_millis(100))? {
+            return Ok(match outcome {
+                mcplite_devtools::client::Outcome::Answer(a) => a.to_value(),
+                mcplite_devtools::client::Outcome::Pages(_) => Value::Null,
+            });
+        }
+    }
+}
+
+#[test]
+fn async_calls_are_matched_by_id_beside_other_requests() {
+    for v in ["2026-07-28", "2025-11-25"] {
+        let mut c = start("serve", v);
+        let ids: Vec<i64> =
+            (0..5).map(|n| c.begin_call_async("echo", json!({ "n": n }), T, false).expect("send")).collect();
+        // A blocking call while they are in flight reads their answers too.
+        let r = c.call_tool("echo", json!({"n": "now"}), T).expect("call");
+        assert_eq!(text(&r), r#"{"n":"now"}"#, "{v}");
+        // Waited for in another order than sent, each gets its own answer.
+        for (n, id) in ids.iter().enumerate().rev() {
+            let r = wait_async(&mut c, *id).expect("answer");
+            assert_eq!(text(&r), format!(r#"{{"n":{n}}}"#), "{v}");
+        }
+        // A cancelled call's late answer is dropped, not kept as unmatched.
+        let slow = c.begin_call_async("sleep", json!({"ms": 300}), T, false).expect("send");
+        assert!(c.cancel_async(slow));
+        assert!(!c.cancel_async(slow));
+        assert!(matches!(c.step_async(slow, Duration::ZERO), Err(ClientError::Invalid(_))));
+        let r = c.call_tool("echo", json!({"n": 9}), T).expect("call after a cancel");
+        assert_eq!(text(&r), r#"{"n":9}"#);
+        // Its own timeout cancels it.
+        let late = c.begin_call_async("sleep", json!({"ms": 1500}), Duration::from_millis(200), false).expect("send");
+        assert!(matches!(wait_async(&mut c, late), Err(ClientError::Timeout { .. })), "{v}");
+        let pending = c.begin_call_async("sleep", json!({"ms": 1500}), T, false).expect("send");
+        c.close(Duration::from_secs(5));
+        assert_eq!(c.step_async(pending, Duration::ZERO).err(), Some(ClientError::Closed), "{v}");
+        assert!(c.unmatched().is_empty(), "{v}");
+    }
+}

@@ -6,6 +6,9 @@
 # pkgdown 2.0.7 loads from CDNs are served by the site itself (see
 # pkgdown/templates/head.html). Any pkgdown warning fails the build.
 #   tools/site.sh [--shots DIR]   DIR: a full-page screenshot of every page
+#   tools/site.sh --only-r-libs   the same, with mcplite in a library that only
+#                                 R_LIBS names (as for a user who installed it
+#                                 there): no example may show that library
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -14,8 +17,25 @@ check_args=()
 case "${1:-}" in
   --shots) [ -n "${2:-}" ] || { log "--shots needs a directory"; exit 2; }
     mkdir -p "$2"; check_args=(--shots "$(cd "$2" && pwd)") ;;
+  --only-r-libs)
+    # A copy of the installed mcplite in a library of its own, named by
+    # R_LIBS only; the site libraries are replaced by a farm of links to
+    # every package they hold but mcplite. Then the ordinary build.
+    tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+    pkg=$(Rscript -e 'cat(find.package("mcplite"))')
+    mkdir -p "$tmp/only-r-libs" "$tmp/site"
+    cp -a "$pkg" "$tmp/only-r-libs/"
+    for lib in $(Rscript --vanilla -e 'cat(.libPaths()[-length(.libPaths())], sep = "\n")'); do
+      for p in "$lib"/*/; do
+        p=${p%/}; name=${p##*/}
+        [ "$name" = mcplite ] || [ -e "$tmp/site/$name" ] || ln -s "$p" "$tmp/site/$name"
+      done
+    done
+    export R_LIBS="$tmp/only-r-libs" R_LIBS_SITE="$tmp/site" R_LIBS_USER="$tmp/site"
+    log "mcplite only in R_LIBS: $(Rscript --vanilla -e 'cat(find.package("mcplite"), "(without R_LIBS:", nzchar(system.file(package = "mcplite", lib.loc = setdiff(.libPaths(), Sys.getenv("R_LIBS")))), ")")')"
+    "$0"; exit $? ;;
   "") ;;
-  *) log "unknown argument '$1' (usage: tools/site.sh [--shots DIR])"; exit 2 ;;
+  *) log "unknown argument '$1' (usage: tools/site.sh [--shots DIR | --only-r-libs])"; exit 2 ;;
 esac
 node_dir=pkgdown/node
 chromium=${MCPLITE_CHROMIUM:-/usr/bin/chromium}

@@ -311,14 +311,8 @@ fn rust_client_async_step(ptr: Robj, id: f64, slice: f64) -> Robj {
             Ok(s) => s,
             Err(e) => return fail_message(&e, "invalid"),
         };
-        match c.step_async(id as i64, slice) {
-            Ok(None) => list!(value = (), error = (), pending = true).into(),
-            Ok(Some(outcome)) => match outcome_r(&outcome) {
-                Ok(x) => ok(x),
-                Err(e) => fail(&ClientError::Protocol(format!("the answer cannot be used: {e}")), Some(c)),
-            },
-            Err(e) => fail(&e, Some(c)),
-        }
+        let stepped = c.step_async(id as i64, slice);
+        step_r(stepped, c)
     })
 }
 
@@ -376,15 +370,22 @@ fn rust_client_step(ptr: Robj, slice: f64) -> Robj {
             Ok(s) => s,
             Err(e) => return fail_message(&e, "invalid"),
         };
-        match c.step(slice) {
-            Ok(None) => list!(value = (), error = (), pending = true).into(),
-            Ok(Some(outcome)) => match outcome_r(&outcome) {
-                Ok(x) => ok(x),
-                Err(e) => fail(&ClientError::Protocol(format!("the answer cannot be used: {e}")), Some(c)),
-            },
-            Err(e) => fail(&e, Some(c)),
-        }
+        let stepped = c.step(slice);
+        step_r(stepped, c)
     })
+}
+
+/// A wait's result as `list(value, error, pending)`: `pending` TRUE until the
+/// operation (or async call) is done.
+fn step_r(stepped: Result<Option<Outcome>, ClientError>, c: &mut Client) -> Robj {
+    match stepped {
+        Ok(None) => list!(value = (), error = (), pending = true).into(),
+        Ok(Some(outcome)) => match outcome_r(&outcome) {
+            Ok(x) => ok(x),
+            Err(e) => fail(&ClientError::Protocol(format!("the answer cannot be used: {e}")), Some(c)),
+        },
+        Err(e) => fail(&e, Some(c)),
+    }
 }
 
 /// Give up the operation in progress (its request is cancelled).

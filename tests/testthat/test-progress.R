@@ -89,31 +89,36 @@ test_that("a tool's progress reaches the client while it runs, in every version,
   }
 })
 
+# The `held` tool reports 1, waits until the test has seen it, reports 2
+# (within the rate window of 1: held back) and holds the second barrier: 2
+# can only come from the server's own thread, before the barrier is released.
+expect_held_back_sent <- function(version, workers = NULL) {
+  where <- if (is.null(workers)) "in-process" else workers
+  proc <- progress_start(version, workers = workers)
+  seen <- tempfile("progress-seen-")
+  release <- tempfile("progress-release-")
+  args <- sprintf('{"seen":%s,"release":%s}', json_arg(seen), json_arg(release))
+  mcp_send(proc, progress_call(version, "h", "held", args, '"h"'))
+  first <- mcp_read(proc, 1)[[1]]
+  expect_identical(first$params$progress, 1L, info = where)
+  file.create(seen)
+  second <- mcp_read(proc, 1)[[1]]
+  expect_true(is_progress(second), info = where)
+  expect_identical(second$params$progress, 2L)
+  expect_identical(second$params$message, "held back")
+  mcp_validate(list(first, second), version, def = "ProgressNotification")
+  file.create(release)
+  answer <- mcp_read(proc, 1)[[1]]
+  expect_identical(answer$id, "h")
+  expect_identical(first_text(answer), "released")
+  out <- mcp_close(proc)
+  expect_length(out$responses, 0)
+  unlink(c(seen, release))
+}
+
 test_that("a value held back by the rate limit is sent by the server while the tool still runs", {
-  # held reports 1, waits until the test has seen it, reports 2 (within the
-  # rate window of 1: held back) and holds the second barrier: 2 can only
-  # come from the server's own thread, before the barrier is released.
   for (version in c("2025-06-18", "2026-07-28")) {
-    proc <- progress_start(version)
-    seen <- tempfile("progress-seen-")
-    release <- tempfile("progress-release-")
-    args <- sprintf('{"seen":%s,"release":%s}', json_arg(seen), json_arg(release))
-    mcp_send(proc, progress_call(version, "h", "held", args, '"h"'))
-    first <- mcp_read(proc, 1)[[1]]
-    expect_identical(first$params$progress, 1L)
-    file.create(seen)
-    second <- mcp_read(proc, 1)[[1]]
-    expect_true(is_progress(second))
-    expect_identical(second$params$progress, 2L)
-    expect_identical(second$params$message, "held back")
-    mcp_validate(list(first, second), version, def = "ProgressNotification")
-    file.create(release)
-    answer <- mcp_read(proc, 1)[[1]]
-    expect_identical(answer$id, "h")
-    expect_identical(first_text(answer), "released")
-    out <- mcp_close(proc)
-    expect_length(out$responses, 0)
-    unlink(c(seen, release))
+    expect_held_back_sent(version)
   }
 })
 
@@ -279,26 +284,7 @@ test_that("on workers, progress reaches the client while the tool runs, in every
 
 test_that("on workers, a value held back by the rate limit is sent by the server while the tool still runs", {
   for (workers in c("1", "mirai")) {
-    proc <- progress_start("2025-06-18", workers = workers)
-    seen <- tempfile("progress-seen-")
-    release <- tempfile("progress-release-")
-    args <- sprintf('{"seen":%s,"release":%s}', json_arg(seen), json_arg(release))
-    mcp_send(proc, progress_call("2025-06-18", "h", "held", args, '"h"'))
-    first <- mcp_read(proc, 1)[[1]]
-    expect_identical(first$params$progress, 1L, info = workers)
-    file.create(seen)
-    second <- mcp_read(proc, 1)[[1]]
-    expect_true(is_progress(second), info = workers)
-    expect_identical(second$params$progress, 2L)
-    expect_identical(second$params$message, "held back")
-    mcp_validate(list(first, second), "2025-06-18", def = "ProgressNotification")
-    file.create(release)
-    answer <- mcp_read(proc, 1)[[1]]
-    expect_identical(answer$id, "h")
-    expect_identical(first_text(answer), "released")
-    out <- mcp_close(proc)
-    expect_length(out$responses, 0)
-    unlink(c(seen, release))
+    expect_held_back_sent("2025-06-18", workers)
   }
 })
 

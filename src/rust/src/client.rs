@@ -246,16 +246,21 @@ fn rust_client_begin_list_tools(ptr: Robj, timeout: f64) -> Robj {
     })
 }
 
+/// A `tools/call`'s name, arguments (an empty object when NULL) and
+/// timeout, from R, for `$call()` and `$call_async()` alike.
+fn call_args(name: &Robj, arguments: &Robj, timeout: f64) -> std::result::Result<(String, Value, Duration), String> {
+    let name = crate::rstring::text(name, "name")?;
+    let args = object(arguments, "arguments")?.unwrap_or_else(|| Value::Object(Map::new()));
+    Ok((name, args, seconds(timeout)?))
+}
+
 /// Begin `tools/call`; a tool error comes back as a result with `isError`.
 /// @noRd
 #[extendr]
 fn rust_client_begin_call_tool(ptr: Robj, name: Robj, arguments: Robj, timeout: f64, progress: bool) -> Robj {
     with_client(ptr, |c| {
-        let read = || -> std::result::Result<_, String> {
-            Ok((crate::rstring::text(&name, "name")?, object(&arguments, "arguments")?, seconds(timeout)?))
-        };
-        let (name, args, t) = match read() {
-            Ok((name, a, t)) => (name, a.unwrap_or_else(|| Value::Object(Map::new())), t),
+        let (name, args, t) = match call_args(&name, &arguments, timeout) {
+            Ok(x) => x,
             Err(e) => return fail_message(&e, "invalid"),
         };
         let r = c.begin_call_tool_with(&name, args, t, progress);
@@ -287,11 +292,8 @@ fn rust_client_progress(ptr: Robj, new_only: bool) -> Robj {
 #[extendr]
 fn rust_client_begin_call_async(ptr: Robj, name: Robj, arguments: Robj, timeout: f64, progress: bool) -> Robj {
     with_client(ptr, |c| {
-        let read = || -> std::result::Result<_, String> {
-            Ok((crate::rstring::text(&name, "name")?, object(&arguments, "arguments")?, seconds(timeout)?))
-        };
-        let (name, args, t) = match read() {
-            Ok((name, a, t)) => (name, a.unwrap_or_else(|| Value::Object(Map::new())), t),
+        let (name, args, t) = match call_args(&name, &arguments, timeout) {
+            Ok(x) => x,
             Err(e) => return fail_message(&e, "invalid"),
         };
         match c.begin_call_async(&name, args, t, progress) {

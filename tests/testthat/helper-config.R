@@ -120,3 +120,52 @@ config_shared_dir <- function(mode = "0755") {
   Sys.chmod(dir, mode, use_umask = FALSE)
   dir
 }
+
+# Claude Code, driven through one whole tool call by a scripted model
+# (tests/clients/mock-anthropic.mjs: it asks for `tool` with `input` while the
+# conversation holds no tool result, then answers with a text quoting the
+# result). `mcp_config_file`: a file in the `{"mcpServers": ...}` form Claude
+# Code's `--mcp-config` reads. Tool search is off so the tool is offered to
+# the model at once. Returns the client's stream-json events (parsed), the
+# model's request log (parsed) and the raw output.
+claude_tool_call <- function(home, project, mcp_config_file, tool, input, prompt = "Use the tool.") {
+  mock <- client_script("mock-anthropic.mjs")
+  claude <- client_program("claude")
+  port_file <- file.path(home, "anthropic-port")
+  requests <- file.path(home, "anthropic-requests.jsonl")
+  unlink(c(port_file, requests))
+  model <- processx::process$new("node", c(mock, port_file, requests, tool,
+                                          jsonlite::toJSON(input, auto_unbox = TRUE)), cleanup = TRUE)
+  on.exit(model$kill(), add = TRUE)
+  testthat::expect_true(wait_until(function() file.exists(port_file) && length(readLines(port_file, warn = FALSE)) > 0, 30))
+  port <- readLines(port_file, warn = FALSE)
+  res <- run_client(claude, c("-p", prompt, "--mcp-config", mcp_config_file, "--strict-mcp-config",
+                              "--allowedTools", tool, "--output-format", "stream-json", "--verbose"),
+                    home, project, timeout = 120,
+                    env = c(ANTHROPIC_BASE_URL = paste0("http://127.0.0.1:", port),
+                            ANTHROPIC_API_KEY = "sk-ant-not-a-key", ENABLE_TOOL_SEARCH = "false"))
+  parse_lines <- function(x) {
+    x <- x[startsWith(x, "{")]
+    lapply(x, function(l) tryCatch(jsonlite::parse_json(l), error = function(e) NULL))
+  }
+  list(events = parse_lines(strsplit(res$stdout, "\n", fixed = TRUE)[[1]]),
+       requests = if (file.exists(requests)) parse_lines(readLines(requests, warn = FALSE)) else list(),
+       out = res$out)
+}
+
+# The tool results Claude Code handed back to the model, in order.
+claude_tool_results <- function(call) {
+  out <- list()
+  for (e in call$events) {
+    if (!identical(e$type, "user")) next
+    for (b in e$message$content) if (identical(b$type, "tool_result")) out[[length(out) + 1]] <- b
+  }
+  out
+}
+
+# A script of the helpers in tests/clients (node); skips (or fails, see
+# client_program()) without the client it drives.
+client_script <- function(name) {
+  client_program(switch(name, "gemini-call.mjs" = "gemini", "mock-anthropic.mjs" = "claude", "codex"))
+  normalizePath(testthat::test_path("..", "clients", name))
+}

@@ -206,12 +206,6 @@ test_that("an entry that was a remote server becomes the script's stdio server, 
   })
 })
 
-# A script of the helpers in tests/clients (node).
-client_script <- function(name) {
-  client_program(if (name == "gemini-call.mjs") "gemini" else "codex")
-  normalizePath(testthat::test_path("..", "clients", name))
-}
-
 test_that("Gemini CLI's client rejects a text block that parses as a JSON number or array", {
   probe <- client_script("gemini-call.mjs")
   skip_if_no_mcplite_child()
@@ -330,5 +324,27 @@ test_that("Codex CLI asks the model before a slow server is ready, unless the en
     required <- first_request("required", hold_until_asked = FALSE)
     # The tools in the first request show Codex waited for tools/list.
     expect_true(any(grepl("my.tools|slow_ping", required$tools)), info = paste(required$tools, collapse = " "))
+  })
+})
+
+test_that("Claude Code calls a tool of the server mcp_config() describes, through a scripted model", {
+  skip_if_no_mcplite_child()
+  with_config_home({
+    project <- file.path(home, "project")
+    dir.create(project)
+    server <- server_script(c(
+      "mcplite::mcp_server(mcplite::tool(function(a, b) a + b, 'Add two numbers.', name = 'add',",
+      "  arguments = list(a = mcplite::type_number('First.'), b = mcplite::type_number('Second.'))))"
+    ))
+    file <- file.path(home, "mcp.json")
+    out <- capture.output(mcp_config(server, "claude-desktop", name = "r", env = child_env(), write = TRUE, path = file))
+    call <- claude_tool_call(home, project, file, "mcp__r__add", list(a = 2, b = 40))
+    results <- claude_tool_results(call)
+    expect_length(results, 1)
+    expect_false(isTRUE(results[[1]]$is_error), info = call$out)
+    expect_equal(results[[1]]$content[[1]]$text, "42", info = call$out)
+    # The model saw the tool offered and got the result back.
+    expect_true("mcp__r__add" %in% unlist(call$requests[[1]]$tools))
+    expect_equal(call$requests[[length(call$requests)]]$results[[1]]$text, "42")
   })
 })

@@ -283,8 +283,8 @@ check_session_choice <- function(script, session, call, command = NULL) {
   }
   if (!isFALSE(session) && given) {
     abort_mcplite(sprintf(
-      "Give %s or `session`, not both: with `session` the command is the session server's, Rscript -e \"mcplite::mcp_session_server()\", which takes no script.",
-      other), arg = "session", call = call)
+      "Give `session` without %s: with `session` the command is the session server's, Rscript --vanilla -e \"mcplite::mcp_session_server()\".",
+      if (is.null(command)) "`script`" else "`script` or `command`"), arg = "session", call = call)
   }
   session
 }

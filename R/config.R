@@ -32,7 +32,8 @@
 #' * `"gemini"`: `.gemini/settings.json` in the project or
 #'   `~/.gemini/settings.json`, inside its `mcpServers`, or the equivalent
 #'   `gemini mcp add` command (its `--` comes after the program: Gemini CLI
-#'   reads options such as `-e` among the program's arguments before it).
+#'   reads options such as `-e` among the program's arguments before it; not
+#'   printed when an `env` value holds `=`, which its `-e` would cut).
 #' * `"codex"`: a `[mcp_servers.<name>]` table of `~/.codex/config.toml`
 #'   (`$CODEX_HOME/config.toml` when `CODEX_HOME` is set), or the equivalent
 #'   `codex mcp add` command.
@@ -247,11 +248,17 @@ mcp_config <- function(script = NULL, client = c("claude-desktop", "claude-code"
   if (client == "gemini") {
     # Gemini CLI reads options among the server's arguments (its own -e would
     # take Rscript's) up to `--`, which must follow the program; its -e goes
-    # before the name.
-    gemini_env <- if (length(env)) paste("-e", shell_quote(paste0(names(env), "=", env)))
-    out <- c(out, "Or run in the project's folder (add --scope user for every project):",
-             paste(c("gemini", "mcp", "add", gemini_env, shell_quote(name), command[[1]], "--", command[-1]),
-                   collapse = " "))
+    # before the name, and keeps a value only up to a second `=`.
+    cut <- names(env)[grepl("=", env, fixed = TRUE)]
+    if (length(cut)) {
+      out <- c(out, sprintf("(Not with gemini mcp add, which would cut the value of %s at its `=`: use `write = TRUE`.)",
+                            paste(cut, collapse = ", ")))
+    } else {
+      gemini_env <- if (length(env)) paste("-e", shell_quote(paste0(names(env), "=", env)))
+      out <- c(out, "Or run in the project's folder (add --scope user for every project):",
+               paste(c("gemini", "mcp", "add", gemini_env, shell_quote(name), command[[1]], "--", command[-1]),
+                     collapse = " "))
+    }
   }
   if (!isFALSE(session)) out <- c(out, session_next_step(session))
   cat(out, sep = "\n")

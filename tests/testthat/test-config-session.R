@@ -196,6 +196,14 @@ test_that("Claude Code, Gemini CLI and Codex CLI take the printed session comman
     res <- run_client(gemini, c("mcp", "add", "naive", session_rscript(), session_args), home, project)
     naive <- jsonlite::read_json(file.path(project, ".gemini", "settings.json"))$mcpServers$naive
     expect_false(identical(naive$args, as.list(session_args)))
+    # And why it is not printed for a value with `=`: Gemini CLI's -e cuts it.
+    res <- run_client(gemini, c("mcp", "add", "-e", "URL=http://x/?a=1", "cut", session_rscript(), "--", session_args),
+                      home, project)
+    cut <- jsonlite::read_json(file.path(project, ".gemini", "settings.json"))$mcpServers$cut
+    expect_false(identical(cut$env$URL, "http://x/?a=1"))
+    out <- capture.output(mcp_config(session = TRUE, client = "gemini", env = c(URL = "http://x/?a=1", A = "1")))
+    expect_false(any(grepl("^gemini mcp add", out)))
+    expect_true("(Not with gemini mcp add, which would cut the value of URL at its `=`: use `write = TRUE`.)" %in% out)
   })
 })
 
@@ -218,5 +226,35 @@ test_that("the printed gemini mcp add command of a script starts the script", {
     line <- grep("my-tools: ", strsplit(res$out, "\n")[[1]], value = TRUE, fixed = TRUE)
     expect_length(line, 1)
     expect_match(line, "(stdio) - Connected", fixed = TRUE, info = res$out)
+  })
+})
+
+test_that("Claude Code and Gemini CLI start a user-wide server in the folder they run in", {
+  # What the session server's choice by working directory relies on.
+  claude <- client_program("claude")
+  gemini <- client_program("gemini")
+  skip_on_os("windows")
+  skip_if_no_mcplite_child()
+  with_config_home({
+    project <- file.path(home, "project")
+    dir.create(project)
+    record <- file.path(home, "cwd.txt")
+    script <- server_script(c(
+      sprintf("cat(getwd(), '\\n', sep = '', file = %s, append = TRUE)", deparse(record)),
+      "mcplite::mcp_server(mcplite::tool(function() 'ok', 'Answer ok.', name = 'ping'))"
+    ), dir = file.path(home, "server"))
+    libs <- child_env()
+    res <- run_client(claude, c("mcp", "add", "--scope", "user", "--transport", "stdio", "where",
+                                "--env", paste0("R_LIBS=", libs[["R_LIBS"]]), "--",
+                                session_rscript(), "--vanilla", script), home, project)
+    expect_equal(res$status, 0, info = res$out)
+    res <- run_client(claude, c("mcp", "list"), home, project)
+    expect_match(res$out, "where: .* Connected", info = res$out)
+    expect_equal(readLines(record), normalizePath(project))
+    unlink(record)
+    out <- capture.output(mcp_config(script, "gemini", name = "where", env = libs, write = TRUE))
+    res <- run_client(gemini, c("mcp", "list"), home, project)
+    expect_match(res$out, "where: .* Connected", info = res$out)
+    expect_equal(unique(readLines(record)), normalizePath(project))
   })
 })

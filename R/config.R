@@ -118,13 +118,14 @@
 #' `mcp_session_server()`, which serves the tools of the R session where you
 #' ran `mcp_session()`. It chooses that session when it starts and again
 #' after a session ends: the one whose working directory is the directory the
-#' client starts it in (Claude Code, Codex CLI, Gemini CLI and VS Code start
-#' servers in the project's folder), or else the only one. With
-#' `session = "<name>"` the entry pins it to the session started with
-#' `mcp_session(tools, name = "<name>")`: the name goes into the entry's
+#' client starts it in (Claude Code and Gemini CLI start servers in the
+#' folder they run in), or else the only one. With `session = "<name>"` the
+#' entry pins it to the session started with
+#' `mcp_session(tools, name = "<name>")`, which suits clients that start
+#' servers elsewhere, such as Claude Desktop: the name goes into the entry's
 #' `env` as `MCPLITE_SESSION`, and the default server name becomes
-#' `r-session-<name>`, so entries for several sessions sit side by side
-#' (otherwise it is `r-session`). After the snippet, `mcp_config()` reminds
+#' `r-session-` and the name (in lower case, with dashes), so entries for
+#' several sessions sit side by side (otherwise it is `r-session`). After the snippet, `mcp_config()` reminds
 #' you to call `mcp_session()` in R. One entry serves every project, so the
 #' user-wide file (the default of `write = TRUE`) and Claude Code's
 #' `--scope user` suit it. [mcp_check()] with the same `session` checks the

@@ -31,6 +31,27 @@
 #' unless the client configuration sets them: pass them in `env` to check
 #' such a configuration.
 #'
+#' ## The session server
+#' `mcp_check(session = TRUE)` checks the session server, which gives the
+#' assistant the tools of your live R session (see `mcp_session()` and
+#' `vignette("live-session", package = "mcplite")`), exactly as
+#' [mcp_config()] with the same `session` configures it: this R
+#' installation's `Rscript --vanilla -e "mcplite::mcp_session_server()"`,
+#' with `MCPLITE_SESSION` in the environment when `session` names a session.
+#' It is the same check as
+#' `mcp_check(command = c(<Rscript>, "--vanilla", "-e", "mcplite::mcp_session_server()"))`
+#' (any such command line, for example with a plain `"Rscript"` found on
+#' `PATH`, is checked that way), plus the configuration snippet at the end.
+#' It finds, for example, that mcplite is installed in a library clients do
+#' not see (and the `R_LIBS` entry that fixes it). The server chooses its
+#' session as it would for a client: the pinned one, or else the one whose
+#' working directory is the server's (the check's temporary directory is
+#' nobody's), or else the only one; with no session, or several and no
+#' choice, it lists the tools that say how to attach or choose. The
+#' session's tools run only while its console is idle, so give `calls` from
+#' another R process than the session they call (a call from the session's
+#' own console waits until the session's busy limit, then fails as busy).
+#'
 #' ## What is reported
 #' Problems come first: errors (clients will fail) and warnings (some
 #' clients will fail, or the specification advises against it). Then notes.
@@ -91,6 +112,9 @@
 #'   checks that need the script file (its path, files next to it, the
 #'   packages its code uses) and the configuration snippet are skipped, with a
 #'   note saying so.
+#' @param session Instead of `script` or `command`: `TRUE` to check the
+#'   session server, or a session's name to check it pinned to that session,
+#'   as `mcp_config(session = )` configures it (see "The session server").
 #' @param env Environment variables the client configuration sets, as a
 #'   named character vector, for example `c(R_LIBS = "/path/to/library")`.
 #' @param calls Tools to call, as a named list: names are tool names, values
@@ -111,8 +135,9 @@
 #'   configuration needs, found ones included), `versions` (a data frame:
 #'   version asked, version served, number of tools, error), `tools` (the
 #'   tool definitions), `first_answer_seconds`, `calls` (results) and
-#'   `stderr` (what the server wrote there). Printing it shows the problems
-#'   first and ends with the configuration snippet of [mcp_config()].
+#'   `stderr` (what the server wrote there), `session` (as given). Printing
+#'   it shows the problems first and ends with the configuration snippet of
+#'   [mcp_config()].
 #' @seealso [expect_mcp_check()] in tests, [mcp_config()] for the
 #'   configuration, [mcp_client()] to drive a server yourself.
 #' @export
@@ -128,9 +153,16 @@
 #' res$ok
 #' res
 #' }
-mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, command = NULL) {
+#' \dontrun{
+#' # The session server, as mcp_config(session = TRUE) configures it.
+#' mcp_check(session = TRUE)
+#' }
+mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, command = NULL,
+                      session = FALSE) {
   call <- sys.call()
-  if (is.null(script) == is.null(command)) {
+  if (!isFALSE(session)) {
+    check_session_choice(script, session, call, command = command)
+  } else if (is.null(script) == is.null(command)) {
     abort_mcplite(
       if (is.null(script)) {
         "Give `script` (the path of a server script) or `command` (the command a client runs)."
@@ -140,12 +172,16 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
       class = "argument", arg = if (is.null(script)) "script" else "command", call = call
     )
   }
-  if (is.null(command)) {
+  if (!is.null(script)) {
     check_string(script, "script", call = call)
-  } else {
+  } else if (!is.null(command)) {
     check_command(command, call)
   }
   env <- check_env(env, call)
+  if (!isFALSE(session)) {
+    launch <- session_launch(session, env, call)
+    env <- launch$env
+  }
   timeout <- check_timeout(timeout, call = call)
   if (!is.null(calls)) {
     calls <- check_named_list(calls, "calls", call = call)
@@ -163,16 +199,17 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
   out <- list(
     ok = FALSE, script = if (is.null(script)) NA_character_ else script, command = character(),
     env = env, versions = versions_frame(list()), tools = list(), first_answer_seconds = NA_real_,
-    calls = list(), stderr = character()
+    calls = list(), stderr = character(), session = session
   )
   cwd <- tempfile("mcp-check-")
   dir.create(cwd)
   on.exit(unlink(cwd, recursive = TRUE), add = TRUE)
-  if (is.null(command)) {
+  # With `session`, `launch` is already the session server's command.
+  if (!is.null(script)) {
     launch <- check_script(script, out, add)
     if (is.null(launch)) return(check_result(out, findings))
     out$script <- launch$script
-  } else {
+  } else if (!is.null(command)) {
     launch <- list(program = command[[1]], args = command[-1])
     add("command_only",
         "The check ran the command as given; the checks that need the script file (its path, files next to it, the packages its code uses) and the configuration snippet were skipped.")
@@ -217,13 +254,13 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
     still_missing <- missing_packages(probe$stderr)
     explained <- length(still_missing) > 0 && all(still_missing %in% reported) &&
       identical(probe$error$kind, "exited")
-    report_start_failure(probe, paste(out$command, collapse = " "), add, explained,
-                         what = if (is.null(command)) "the script" else "the command")
+    report_start_failure(probe, paste(shell_quote(out$command), collapse = " "), add, explained,
+                         what = if (is.null(script)) "the command" else "the script")
     return(check_result(out, findings))
   }
   client <- probe$client
   on.exit(client$close(1), add = TRUE, after = FALSE)
-  if (is.null(command)) {
+  if (!is.null(script)) {
     check_code_packages(out$script, launch$program, c(client_env(), env), env, cwd, timeout, info, add)
   }
   state <- client$.state()
@@ -735,14 +772,14 @@ check_result <- function(out, findings) {
   out$problems <- problems
   out$notes <- notes
   structure(out[c("ok", "problems", "notes", "script", "command", "env", "versions", "tools",
-                  "first_answer_seconds", "calls", "stderr")], class = "mcplite_check")
+                  "first_answer_seconds", "calls", "stderr", "session")], class = "mcplite_check")
 }
 
 #' @export
 print.mcplite_check <- function(x, ...) {
-  cat("mcp_check(): ", if (is.na(x$script)) paste(x$command, collapse = " ") else x$script, "\n", sep = "")
+  cat("mcp_check(): ", if (is.na(x$script)) paste(shell_quote(x$command), collapse = " ") else x$script, "\n", sep = "")
   if (length(x$command)) {
-    cat("Started as clients do: ", paste(x$command, collapse = " "), "\n", sep = "")
+    cat("Started as clients do: ", paste(shell_quote(x$command), collapse = " "), "\n", sep = "")
     cat("from a temporary directory, with only ", paste(client_env_names(), collapse = ", "),
         if (length(x$env)) paste0(" and ", paste(names(x$env), collapse = ", ")), " set.\n", sep = "")
   }
@@ -772,9 +809,14 @@ print.mcplite_check <- function(x, ...) {
     }
     for (i in seq_len(nrow(notes))) print_finding(notes[i, ])
   }
-  if (!is.na(x$script) && file.exists(x$script)) {
+  configured <- if (!isFALSE(x$session)) {
+    function(env) mcp_config(session = x$session, client = "claude-desktop", env = env)
+  } else if (!is.na(x$script) && file.exists(x$script)) {
+    function(env) mcp_config(x$script, "claude-desktop", env = env)
+  }
+  if (!is.null(configured)) {
     cat("\n")
-    mcp_config(x$script, "claude-desktop", env = if (length(x$env)) x$env else NULL)
+    configured(if (length(x$env)) x$env else NULL)
     cat("(mcp_config() shows the configuration for other clients.)\n")
   }
   invisible(x)
@@ -807,17 +849,18 @@ print_finding <- function(f) {
 #'   expect_mcp_check(server, env = c(R_LIBS = libs))
 #' }
 #' }
-expect_mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, command = NULL) {
+expect_mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, command = NULL,
+                             session = FALSE) {
   if (!requireNamespace("testthat", quietly = TRUE)) {
     abort_mcplite("`expect_mcp_check()` needs the testthat package.", class = "dependency",
                   call = sys.call())
   }
-  res <- mcp_check(script, env = env, calls = calls, timeout = timeout, command = command)
+  res <- mcp_check(script, env = env, calls = calls, timeout = timeout, command = command, session = session)
   failed <- res$problems[res$problems$severity == "error", , drop = FALSE]
   message <- if (nrow(failed)) {
     shown <- utils::capture.output(for (i in seq_len(nrow(failed))) print_finding(failed[i, ]))
     paste0("mcp_check() found ", nrow(failed), " error", if (nrow(failed) == 1) "" else "s",
-           " in ", if (is.na(res$script)) paste(res$command, collapse = " ") else res$script,
+           " in ", if (is.na(res$script)) paste(shell_quote(res$command), collapse = " ") else res$script,
            ":\n", paste(shown, collapse = "\n"))
   } else {
     ""

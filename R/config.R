@@ -2,12 +2,18 @@
 #'
 #' @description
 #' `mcp_config()` prints what to add to an MCP client's configuration so that
-#' it starts your server script: the JSON entry for Claude Desktop, VS Code,
-#' Cursor or Gemini CLI, the TOML table and the command for Codex CLI, or the
-#' command for Claude Code. With `write = TRUE` it adds the entry to the
+#' it starts your server script: the JSON entry for Claude Desktop, VS Code
+#' or Cursor, the JSON entry and the command for Gemini CLI, the TOML table
+#' and the command for Codex CLI, or the command for Claude Code. With `write = TRUE` it adds the entry to the
 #' client's configuration file itself. Paths are absolute (the `Rscript` of
 #' the R you are running, and the script), because clients start servers from
 #' a directory of their own and without your shell's settings.
+#'
+#' `mcp_config(session = TRUE)` does the same for the session server, which
+#' gives the assistant the tools of your live R session (see
+#' `mcp_session()` and `vignette("live-session", package = "mcplite")`):
+#' the command is `Rscript --vanilla -e "mcplite::mcp_session_server()"`,
+#' with this R installation's `Rscript`, and no script.
 #'
 #' @details
 #' Where each entry goes:
@@ -24,7 +30,10 @@
 #' * `"cursor"`: `.cursor/mcp.json` in the project or `~/.cursor/mcp.json`,
 #'   inside its `mcpServers`.
 #' * `"gemini"`: `.gemini/settings.json` in the project or
-#'   `~/.gemini/settings.json`, inside its `mcpServers`.
+#'   `~/.gemini/settings.json`, inside its `mcpServers`, or the equivalent
+#'   `gemini mcp add` command (its `--` comes after the program: Gemini CLI
+#'   reads options such as `-e` among the program's arguments before it; not
+#'   printed when an `env` value holds `=`, which its `-e` would cut).
 #' * `"codex"`: a `[mcp_servers.<name>]` table of `~/.codex/config.toml`
 #'   (`$CODEX_HOME/config.toml` when `CODEX_HOME` is set), or the equivalent
 #'   `codex mcp add` command.
@@ -104,7 +113,26 @@
 #' Claude Code keeps its servers in files of its own: run the command that
 #' `mcp_config(script, "claude-code")` prints instead.
 #'
-#' @param script Path to the server script; it is made absolute.
+#' @section The session server:
+#' With `session = TRUE` the entry starts the session server,
+#' `mcp_session_server()`, which serves the tools of the R session where you
+#' ran `mcp_session()`. It chooses that session when it starts and again
+#' after a session ends: the one whose working directory is the directory the
+#' client starts it in (Claude Code and Gemini CLI start servers in the
+#' folder they run in), or else the only one. With `session = "<name>"` the
+#' entry pins it to the session started with
+#' `mcp_session(tools, name = "<name>")`, which suits clients that start
+#' servers elsewhere, such as Claude Desktop: the name goes into the entry's
+#' `env` as `MCPLITE_SESSION`, and the default server name becomes
+#' `r-session-` and the name (in lower case, with dashes), so entries for
+#' several sessions sit side by side (otherwise it is `r-session`). After the snippet, `mcp_config()` reminds
+#' you to call `mcp_session()` in R. One entry serves every project, so the
+#' user-wide file (the default of `write = TRUE`) and Claude Code's
+#' `--scope user` suit it. [mcp_check()] with the same `session` checks the
+#' server as clients start it.
+#'
+#' @param script Path to the server script; it is made absolute. Give
+#'   `script` or `session`.
 #' @param client The client: `"claude-desktop"`, `"claude-code"`,
 #'   `"vscode"`, `"cursor"`, `"gemini"` or `"codex"`.
 #' @param env Environment variables the server needs, as a named character
@@ -116,11 +144,16 @@
 #'   instead of printing it (see "Writing the file").
 #' @param path With `write = TRUE`, the file to write; by default the
 #'   client's user-wide configuration file.
+#' @param session Instead of `script`: `TRUE` for the session server, which
+#'   reaches your live R session (see "The session server"), or a session's
+#'   name (the `name` given to `mcp_session()`) to pin the server to that
+#'   session. `FALSE` (the default) for a script.
 #'
 #' @return Invisibly: the snippet as a single string (for Codex, the TOML
 #'   table), printed with [cat()]; with `write = TRUE`, the path of the file
 #'   written.
-#' @seealso [mcp_check()] to check the script as clients start it.
+#' @seealso [mcp_check()] to check the script (or the session server) as
+#'   clients start it.
 #' @export
 #' @examples
 #' # A server script of your own; here, a copy of the package's example.
@@ -136,10 +169,15 @@
 #' settings <- file.path(tempdir(), "gemini", "settings.json")
 #' mcp_config(server, "gemini", write = TRUE, path = settings)
 #' cat(readLines(settings), sep = "\n")
-mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vscode", "cursor", "gemini", "codex"),
-                       env = NULL, name = NULL, write = FALSE, path = NULL) {
+#'
+#' # The session server, for the tools of your live R session.
+#' mcp_config(session = TRUE, client = "claude-code")
+#' mcp_config(session = "analysis", client = "vscode")
+mcp_config <- function(script = NULL, client = c("claude-desktop", "claude-code", "vscode", "cursor", "gemini", "codex"),
+                       env = NULL, name = NULL, write = FALSE, path = NULL, session = FALSE) {
   call <- sys.call()
-  check_string(script, "script", call = call, allow_empty = FALSE)
+  session <- check_session_choice(script, session, call)
+  if (isFALSE(session)) check_string(script, "script", call = call, allow_empty = FALSE)
   known <- rust_config_clients()$value
   clients <- names(known)
   choices <- paste0(paste0("\"", clients[-length(clients)], "\"", collapse = ", "), " or \"", clients[[length(clients)]], "\"")
@@ -158,28 +196,39 @@ mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vsco
   }
   if (write && is.null(spec$key)) {
     abort_mcplite(sprintf(
-      "`write = TRUE` is not available for %s, which keeps its servers in files of its own; run the command that `mcp_config(script, \"%s\")` prints instead.",
-      spec$label, client), arg = "write", call = call)
+      "`write = TRUE` is not available for %s, which keeps its servers in files of its own; run the command that `%s` prints instead.",
+      spec$label, config_call(session, client)), arg = "write", call = call)
   }
-  if (!file.exists(script)) {
-    abort_mcplite(sprintf("`script` must be the path of an existing file; there is no file at %s.",
-                          format_scalar(script)), arg = "script", call = call)
+  if (isFALSE(session)) {
+    if (!file.exists(script)) {
+      abort_mcplite(sprintf("`script` must be the path of an existing file; there is no file at %s.",
+                            format_scalar(script)), arg = "script", call = call)
+    }
+    script <- normalizePath(script, winslash = "/")
+    launch <- list(program = rscript_path(), args = c("--vanilla", script))
+    if (is.null(name)) name <- server_name(script)
+  } else {
+    launch <- session_launch(session, env, call)
+    env <- launch$env
+    if (is.null(name)) name <- session_server_name(session)
   }
-  script <- normalizePath(script, winslash = "/")
-  if (is.null(name)) name <- server_name(script)
   check_string(name, "name", call = call, allow_empty = FALSE)
   if (!is.null(spec$name_chars) && !grepl(paste0("^[", spec$name_chars, "]+$"), name)) {
     abort_mcplite(sprintf("`name` must consist of %s for %s, not %s.", spec$name_rule, spec$label,
                           describe_value(name)), arg = "name", call = call)
   }
-  rscript <- normalizePath(rscript_path(), winslash = "/", mustWork = FALSE)
-  args <- c("--vanilla", script)
+  rscript <- normalizePath(launch$program, winslash = "/", mustWork = FALSE)
+  args <- launch$args
 
   entry <- list(command = rscript, args = I(args))
   if (length(env)) entry$env <- as.list(env)
   if (client == "vscode") entry <- c(list(type = "stdio"), entry)
 
-  if (write) return(invisible(config_write(client, spec, name, entry, path, call)))
+  if (write) {
+    written <- config_write(client, spec, name, entry, path, call)
+    if (!isFALSE(session)) cat(session_next_step(session), "\n", sep = "")
+    return(invisible(written))
+  }
 
   env_flags <- if (length(env)) paste("--env", shell_quote(paste0(names(env), "=", env)))
   command <- c(shell_quote(rscript), shell_quote(args))
@@ -197,8 +246,95 @@ mcp_config <- function(script, client = c("claude-desktop", "claude-code", "vsco
     out <- c(out, "Or run in a terminal:",
              paste(c("codex", "mcp", "add", shell_quote(name), env_flags, "--", command), collapse = " "))
   }
+  if (client == "gemini") {
+    # Gemini CLI reads options among the server's arguments (its own -e would
+    # take Rscript's) up to `--`, which must follow the program; its -e goes
+    # before the name, and keeps a value only up to a second `=`.
+    cut <- names(env)[grepl("=", env, fixed = TRUE)]
+    if (length(cut)) {
+      out <- c(out, sprintf("(Not with gemini mcp add, which would cut the value of %s at its `=`: use `write = TRUE`.)",
+                            paste(cut, collapse = ", ")))
+    } else {
+      gemini_env <- if (length(env)) paste("-e", shell_quote(paste0(names(env), "=", env)))
+      out <- c(out, "Or run in the project's folder (add --scope user for every project):",
+               paste(c("gemini", "mcp", "add", gemini_env, shell_quote(name), command[[1]], "--", command[-1]),
+                     collapse = " "))
+    }
+  }
+  if (!isFALSE(session)) out <- c(out, session_next_step(session))
   cat(out, sep = "\n")
   invisible(text)
+}
+
+# ---- the session server: the command a client launches to reach a live R
+# session (mcp_session() in that session, mcp_session_server() here).
+
+# The environment variable that pins the session server to a session by name.
+session_env_var <- "MCPLITE_SESSION"
+
+# `session` of mcp_config() and mcp_check(): FALSE (a script or a command),
+# TRUE (the session server, choosing its session) or a session's name (the
+# server pinned to it). Exactly one of `script` (or `command`) and `session`.
+check_session_choice <- function(script, session, call, command = NULL) {
+  ok <- is_flag(session) || is_string(session) && nzchar(session)
+  if (!ok) {
+    abort_mcplite(sprintf(
+      "`session` must be `TRUE` (the session server), a session's name (a non-empty string) or `FALSE`, not %s.",
+      describe_value(session)), arg = "session", call = call)
+  }
+  other <- if (is.null(command)) "`script` (the path of a server script)" else "`script` or `command`"
+  given <- !is.null(script) || !is.null(command)
+  if (isFALSE(session) && !given) {
+    abort_mcplite(sprintf(
+      "Give %s, or `session = TRUE` for the server that reaches your live R session (`session = \"<name>\"` pins it to one session).",
+      other), arg = "session", call = call)
+  }
+  if (!isFALSE(session) && given) {
+    abort_mcplite(sprintf(
+      "Give `session` without %s: with `session` the command is the session server's, Rscript --vanilla -e \"mcplite::mcp_session_server()\".",
+      if (is.null(command)) "`script`" else "`script` or `command`"), arg = "session", call = call)
+  }
+  session
+}
+
+# How a client starts the session server: this R installation's Rscript (as
+# for a script), --vanilla, and mcp_session_server(); a pinned session goes
+# into the environment, after the entries of `env`.
+session_launch <- function(session, env, call) {
+  if (is.character(session)) {
+    given <- env[names(env) == session_env_var]
+    if (length(given) && !identical(unname(given), rep(session, length(given)))) {
+      abort_mcplite(sprintf(
+        "`env` sets %s to %s and `session` names %s: give the session's name once, as `session`.",
+        session_env_var, format_scalar(given[[1]]), format_scalar(session)), arg = "env", call = call)
+    }
+    env <- c(env[names(env) != session_env_var], structure(session, names = session_env_var))
+  }
+  list(program = rscript_path(), args = c("--vanilla", "-e", "mcplite::mcp_session_server()"),
+       env = env)
+}
+
+# The default server name: r-session, and the session's name when pinned (so
+# entries for several sessions sit side by side), in the characters every
+# client accepts.
+session_server_name <- function(session) {
+  if (!is.character(session)) return("r-session")
+  stem <- gsub("^-+|-+$", "", gsub("[^a-z0-9_-]+", "-", tolower(session)))
+  if (nzchar(stem)) paste0("r-session-", stem) else "r-session"
+}
+
+# What to do in R after configuring the client.
+session_next_step <- function(session) {
+  sprintf(
+    "Then, in the R session to work in, run mcplite::mcp_session(tools%s) with the tools to serve; see vignette(\"live-session\", package = \"mcplite\").",
+    if (is.character(session)) paste0(", name = ", encodeString(session, quote = "\"")) else "")
+}
+
+# The mcp_config() call that prints a client's snippet, for messages.
+config_call <- function(session, client) {
+  if (isFALSE(session)) return(sprintf("mcp_config(script, \"%s\")", client))
+  sprintf("mcp_config(session = %s, client = \"%s\")",
+          if (isTRUE(session)) "TRUE" else encodeString(session, quote = "\""), client)
 }
 
 # Each client's words: its name in messages, what its own command accepts as

@@ -12,10 +12,11 @@
 # work (no shell, R, rustc or cargo inside), when updating it fails, or with
 # MCPLITE_R_CURRENT_REBUILD=1. Inside it go r-base-dev, rustc and cargo (>= the
 # rustc that DESCRIPTION's SystemRequirements names), what R CMD check --as-cran
-# uses (pandoc, qpdf, tidy, checkbashisms), and the R packages of DESCRIPTION's
-# Suggests and tools/install.sh's MCPLITE_NEED list: Debian's r-cran-* where
-# unstable has them (and new enough), CRAN for the rest; plus CRAN mcplite
-# 0.2.0 in a library of its own for the interop test.
+# uses (pandoc, qpdf, tidy, checkbashisms), tmux (the live-session tests), and
+# the R packages of DESCRIPTION's Suggests and tools/install.sh's MCPLITE_NEED
+# list: Debian's r-cran-* where unstable has them (and new enough), CRAN for
+# the rest; plus CRAN mcplite 0.2.0 in a library of its own for the interop
+# test.
 #
 # The check: without TARBALL, the tracked and untracked (not ignored) files of
 # the working tree are copied into the root and `R CMD build` makes the tarball
@@ -182,10 +183,11 @@ remove_tree() {
 # What R CMD build and R CMD check --as-cran use: compilers and headers
 # (r-base-dev), the Rust toolchain, xz for the vendor archive, pandoc for the
 # vignettes, qpdf, tidy (HTML of the help pages), checkbashisms (devscripts),
-# ca-certificates for CRAN over https, and the headers CRAN packages built from
-# source commonly need.
+# ca-certificates for CRAN over https, the headers CRAN packages built from
+# source commonly need, and tmux, in which the live-session tests type into an
+# interactive R at a pseudo-terminal (the root's /dev/pts is the host's).
 base_pkgs=(r-base-dev rustc cargo xz-utils pandoc qpdf tidy devscripts ca-certificates
-  libcurl4-openssl-dev libssl-dev pkg-config)
+  libcurl4-openssl-dev libssl-dev pkg-config tmux)
 # The R packages the tests use: DESCRIPTION's Suggests and tools/install.sh's
 # MCPLITE_NEED list ("name=min-version"), without R's own packages.
 r_need() {

@@ -33,7 +33,8 @@ command -v cargo >/dev/null 2>&1 || { log "cargo (rustc >= 1.85) is required: se
 
 # devscripts: checkbashisms, which R CMD check --as-cran runs on configure.
 # chromium: tools/site.sh looks at every page of the website in it.
-apt_pkgs=(pandoc qpdf xz-utils libcurl4-openssl-dev libssl-dev pkg-config devscripts chromium
+# tmux: the live-session tests type into an interactive R at a pseudo-terminal.
+apt_pkgs=(pandoc qpdf xz-utils libcurl4-openssl-dev libssl-dev pkg-config devscripts chromium tmux
   r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 r-cran-pkgdown r-cran-processx
   r-cran-testthat r-cran-curl r-cran-openssl r-cran-later r-cran-promises
   r-cran-rlang r-cran-cli r-cran-r6 r-cran-glue r-cran-lifecycle)

@@ -8,7 +8,8 @@ test_that("mcp_config() prints each client's snippet with absolute paths", {
   rscript <- normalizePath(file.path(R.home("bin"), "Rscript"), winslash = "/", mustWork = FALSE)
   for (client in c("claude-desktop", "cursor", "vscode", "gemini")) {
     out <- capture.output(text <- mcp_config(script, client, env = c(R_LIBS = "/opt/R/lib")))
-    expect_equal(out[-1], strsplit(text, "\n")[[1]])
+    lines <- strsplit(text, "\n")[[1]]
+    expect_equal(out[seq_along(lines) + 1], lines)
     cfg <- jsonlite::parse_json(text)
     key <- if (client == "vscode") "servers" else "mcpServers"
     entry <- cfg[[key]][["my-tools"]]

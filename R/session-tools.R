@@ -59,7 +59,7 @@
 #'
 #' # Tools are functions: try them in R.
 #' cat(tools$describe_r_object("cars")$content[[1]]$text)
-#' cat(tools$read_r_help("nchar", package = "base")$content[[1]]$text)
+#' cat(substr(tools$read_r_help("nchar", package = "base")$content[[1]]$text, 1, 300))
 #'
 #' run <- session_tools(eval = TRUE)$run_r_code
 #' res <- run("x <- c(1, 5, 2)\nsummary(x)\nmessage('done')")
@@ -286,10 +286,17 @@ session_read_help <- function(topic, package = NULL) {
   session_text_result(text)
 }
 
-# The parsed Rd of an installed help page (the path utils::help() gives):
-# utils' own reader, the one help() uses to show a page.
+# The parsed Rd of an installed help page, from the path utils::help()
+# gives (<lib>/<pkg>/help/<topic file>): the page is stored in the
+# package's help database, <lib>/<pkg>/help/<pkg>.rdb, read here with
+# base R's lazyLoad() (what help() itself does, through utils internals).
 help_file_rd <- function(file) {
-  get(".getHelpFile", envir = asNamespace("utils"))(file)
+  help_dir <- dirname(file)
+  db <- file.path(help_dir, basename(dirname(help_dir)))
+  key <- basename(file)
+  env <- new.env(parent = emptyenv())
+  lazyLoad(db, envir = env, filter = function(names) names == key)
+  get(key, envir = env, inherits = FALSE)
 }
 
 # ---- run_r_code ------------------------------------------------------------

@@ -344,7 +344,8 @@ fn rust_console_guard(enter: bool) -> Robj {
     // SAFETY: both only read and write src/console.c's statics and R's
     // ReadConsole pointer; called on R's main thread (the only one that
     // reads the console), between R evaluations; neither can fail.
-    let (console, refused) = unsafe { (ffi::mcplite_console_reads_fail(i32::from(enter)) == 1, ffi::mcplite_console_reads_refused()) };
+    let (console, refused) =
+        unsafe { (ffi::mcplite_console_reads_fail(i32::from(enter)) == 1, ffi::mcplite_console_reads_refused()) };
     match platform::console_stdin_guard(enter) {
         Ok(stdin) => list!(value = vec![console, stdin], refused = refused).into(),
         Err(e) => {

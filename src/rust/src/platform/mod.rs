@@ -489,4 +489,3 @@ impl io::Write for ProtocolOutput {
 pub fn console_stdin_guard(enter: bool) -> io::Result<bool> {
     imp::console_stdin_guard(enter)
 }
-

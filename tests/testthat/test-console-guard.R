@@ -140,3 +140,28 @@ test_that("at a real console, a tool leaves sinks, devices, .Last.value and last
   ))
   expect_equal(tmux_wait_file(s, out), c("FALSE", "1234", "1", "2", "2 3", "2", "1", "mine"))
 })
+
+test_that("at a real console, Ctrl-C during a tool puts everything back and the console reads again", {
+  skip_if_no_tmux()
+  skip_if_no_mcplite_child()
+  dir <- tempfile("guard-interrupt-")
+  dir.create(dir)
+  ready <- file.path(dir, "ready")
+  out <- file.path(dir, "out")
+  s <- tmux_r_start()
+  tmux_type(s, paste0(
+    '{ r <- mcplite:::session_guarded_call(function() { sink(tempfile()); pdf(NULL); options(warn = 2); ',
+    sprintf('file.create("%s"); repeat Sys.sleep(0.01) }, list(), "t"); ', ready),
+    'state <- as.character(c(r$ok, r$message, sink.number(), paste(dev.list(), collapse = " "), getOption("warn"))); ',
+    sprintf('writeLines(state, "%s.tmp"); file.rename("%s.tmp", "%s") }', out, out, out)
+  ))
+  expect_true(wait_until(function() file.exists(ready)), info = tmux_screen(s))
+  system2("tmux", c("send-keys", "-t", s, "C-c"))
+  expect_equal(tmux_wait_file(s, out), c("FALSE", "Tool t was interrupted.", "0", "", "0"))
+  # The console reads what the user types again (the guard is off).
+  after <- file.path(dir, "after")
+  tmux_type(s, sprintf('x <- readline("Name? ")'))
+  tmux_type(s, "Ada")
+  tmux_type(s, sprintf('writeLines(x, "%s.tmp"); file.rename("%s.tmp", "%s")', after, after, after))
+  expect_equal(tmux_wait_file(s, after), "Ada")
+})

@@ -44,9 +44,10 @@
 #' `r SESSION_MAX_PLOTS` plots of at most `r SESSION_MAX_IMAGE_BYTES` bytes
 #' each (`r SESSION_PLOT_WIDTH` x `r SESSION_PLOT_HEIGHT` pixels),
 #' `list_r_objects` lists at most `r SESSION_MAX_OBJECTS` objects, and
-#' measures the size of a list or other recursive object only up to
-#' `r SESSION_SIZE_MAX_ELEMENTS` elements (sizes of larger ones are not
-#' computed, which could take long).
+#' measures an object's size only when it has at most
+#' `r SESSION_SIZE_MAX_ELEMENTS` list elements and strings (counted one
+#' level down: a data frame's character columns count, its number columns
+#' do not), since measuring those takes long.
 #'
 #' @param eval `TRUE` to include `run_r_code`, which evaluates any R code the
 #'   model sends; `FALSE` (the default) for the tools that only read.
@@ -202,12 +203,21 @@ object_dims <- function(x) {
   format(length(x))
 }
 
+# object.size() walks every element of a list and every string of a
+# character vector (a number vector costs nothing): past the bound of such
+# elements (counted one level down), the size is not computed.
 object_size <- function(x) {
-  n <- if (is.environment(x)) 0 else length(x)
-  if ((is.list(x) || is.character(x)) && n > SESSION_SIZE_MAX_ELEMENTS) {
+  if (sizing_cost(x) > SESSION_SIZE_MAX_ELEMENTS) {
     return(sprintf("(not computed: over %d elements)", SESSION_SIZE_MAX_ELEMENTS))
   }
   format(utils::object.size(x), units = "auto", standard = "SI")
+}
+
+sizing_cost <- function(x) {
+  walked <- function(el) if (is.list(el) || is.character(el)) length(el) else 0
+  if (is.character(x)) return(length(x))
+  if (!is.list(x)) return(0)
+  length(x) + sum(vapply(x, walked, numeric(1)))
 }
 
 # ---- describe_r_object -----------------------------------------------------

@@ -4,6 +4,8 @@
 session_tools_client <- function(protocol = "2025-11-25", eval = TRUE, .local_envir = parent.frame()) {
   script <- server_script(c(
     "big_list <- as.list(seq_len(200000))",
+    "many_strings <- data.frame(id = seq_len(200000), label = as.character(seq_len(200000)))",
+    "many_numbers <- data.frame(x = seq_len(1000000) + 0)",
     "cars_model <- lm(dist ~ speed, data = cars)",
     "people <- data.frame(name = c('Zoë', 'Ana', NA), age = c(31L, NA, 45L), stringsAsFactors = FALSE)",
     sprintf("mcplite::mcp_server(mcplite::session_tools(eval = %s))", eval)
@@ -149,12 +151,15 @@ test_that("list_r_objects lists the global environment, without sizing huge obje
   expect_match(grep("^big_list ", lines, value = TRUE),
                sprintf("^big_list +list +200000 +\\(not computed: over %d elements\\)", SESSION_SIZE_MAX_ELEMENTS))
   expect_match(grep("^people ", lines, value = TRUE), "^people +data.frame +3 x 2 +[0-9.]+ kB")
+  expect_match(grep("^many_strings ", lines, value = TRUE),
+               sprintf("^many_strings +data.frame +200000 x 2 +\\(not computed: over %d elements\\)", SESSION_SIZE_MAX_ELEMENTS))
+  expect_match(grep("^many_numbers ", lines, value = TRUE), "^many_numbers +data.frame +1000000 x 1 +8 MB$")
   expect_match(grep("^cars_model ", lines, value = TRUE), "^cars_model +lm +12 +")
   # More objects than the bound: a note says how many were left out.
   call_checked(client, "run_r_code", list(code = sprintf("local(for (i in 1:%d) assign(sprintf('v%%03d', i), i, envir = globalenv()))", SESSION_MAX_OBJECTS)))
   res <- call_checked(client, "list_r_objects", list())
   expect_match(texts(res), sprintf("\n\\[%d of %d objects listed \\(session tools list at most %d\\); ask for one by name with describe_r_object\\.\\]$",
-                                   SESSION_MAX_OBJECTS, SESSION_MAX_OBJECTS + 3L, SESSION_MAX_OBJECTS))
+                                   SESSION_MAX_OBJECTS, SESSION_MAX_OBJECTS + 5L, SESSION_MAX_OBJECTS))
 })
 
 test_that("describe_r_object: a data frame's columns, a model's summary, a missing object", {

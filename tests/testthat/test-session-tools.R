@@ -201,3 +201,27 @@ test_that("read_r_help reads a help page as text; a missing topic is a tool erro
   expect_true(res$isError)
   expect_equal(texts(res), "There is no installed package called \"no.such.package\".")
 })
+
+test_that("run_r_code draws on its own device and leaves the caller's sinks and devices, also when interrupted", {
+  run <- session_tools(eval = TRUE)$run_r_code
+  pdf(NULL)
+  mine <- dev.cur()
+  on.exit(dev.off(mine), add = TRUE)
+  devices <- dev.list()
+  sinks <- sink.number()
+  res <- run("plot(1:3)\n'ok'")
+  expect_equal(vapply(res$content, function(b) b$type, ""), c("text", "image"))
+  expect_equal(dev.cur(), mine)
+  expect_equal(dev.list(), devices)
+  expect_equal(sink.number(), sinks)
+  # An interrupt (Ctrl-C, or a cancelled call) unwinds through the tool.
+  got <- tryCatch(
+    run("cat('before')\nplot(1)\nsignalCondition(structure(class = c('interrupt', 'condition'), list()))\ncat('after')"),
+    interrupt = function(i) "interrupted"
+  )
+  expect_equal(got, "interrupted")
+  expect_equal(dev.cur(), mine)
+  expect_equal(dev.list(), devices)
+  expect_equal(sink.number(), sinks)
+  expect_length(list.files(tempdir(), "^mcplite-session-"), 0)
+})

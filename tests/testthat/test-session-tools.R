@@ -225,3 +225,21 @@ test_that("run_r_code draws on its own device and leaves the caller's sinks and 
   expect_equal(sink.number(), sinks)
   expect_length(list.files(tempdir(), "^mcplite-session-"), 0)
 })
+
+test_that("run_r_code leaves out a plot whose PNG is over the image bound, with a note", {
+  skip_on_cran()
+  skip_if_no_mcplite_child()
+  client <- session_tools_client()
+  # Colour noise compresses badly: its PNG is over a megabyte.
+  res <- call_checked(client, "run_r_code", list(code = paste(
+    "n <- 720 * 540; par(mar = c(0, 0, 0, 0))",
+    "plot(as.raster(matrix(rgb(runif(n), runif(n), runif(n)), 540)), interpolate = FALSE)",
+    "plot(1)",
+    sep = "\n"
+  )))
+  expect_equal(vapply(res$content, function(b) b$type, ""), c("text", "image", "text"))
+  expect_match(res$content[[3]]$text, sprintf(
+    "^\\[Plot 1 was not returned: its PNG has [0-9]+ bytes \\(session tools return at most %d\\)\\.\\]$",
+    SESSION_MAX_IMAGE_BYTES
+  ))
+})

@@ -22,8 +22,10 @@
 # Afterwards the console's state is as it was, also when the tool fails or
 # is interrupted: the output and message sinks (sinks the tool left open are
 # closed), the graphics devices (devices the tool opened are closed, the
-# current device is current again), .Last.value, last.warning, and the
-# options the guard sets plus options(warn). What the tool does on purpose
+# current device is current again), last.warning, and the options the guard
+# sets plus options(warn). .Last.value needs nothing: only a read-eval loop
+# writes it (the binding is locked), and the only one a tool could start,
+# browser()'s, is refused its input. What the tool does on purpose
 # stays: objects it assigns, packages it attaches, random numbers it draws
 # (.Random.seed), files it writes, other options it sets.
 #
@@ -65,7 +67,6 @@ console_state <- function() {
     message_sink = sink.number(type = "message"),
     devices = grDevices::dev.list(),
     device = grDevices::dev.cur(),
-    last_value = base[[".Last.value"]],
     has_last_warning = exists("last.warning", envir = base, inherits = FALSE),
     last_warning = base[["last.warning"]],
     options = options("warn", "menu.graphics", "error")
@@ -91,13 +92,6 @@ console_restore <- function(state) {
     }
   })
   base <- baseenv()
-  # R code cannot change .Last.value (a locked binding only R's own REPL
-  # writes), but a REPL run inside the tool would.
-  step(if (!identical(base[[".Last.value"]], state$last_value)) {
-    unlockBinding(".Last.value", base)
-    assign(".Last.value", state$last_value, envir = base)
-    lockBinding(".Last.value", base)
-  })
   step(if (!state$has_last_warning) {
     if (exists("last.warning", envir = base, inherits = FALSE)) rm("last.warning", envir = base)
   } else if (!identical(base[["last.warning"]], state$last_warning)) {

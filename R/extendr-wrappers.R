@@ -137,3 +137,5 @@ rust_private_dir <- function(prefix) .Call(wrap__rust_private_dir, prefix)
 rust_process_start <- function(pid) .Call(wrap__rust_process_start, pid)
 
 rust_kill_process <- function(pid, start) .Call(wrap__rust_kill_process, pid, start)
+
+rust_console_guard <- function(enter) .Call(wrap__rust_console_guard, enter)

@@ -356,6 +356,30 @@ fn protocol_output_checks(c: &mut Checks) {
 }
 
 /// The trace file: appended to, and never waited on.
+/// The console guard of a session call: fd 0 reads the null device while it
+/// is on (Unix), and is what it was afterwards; entering twice or leaving
+/// twice changes nothing. Windows: not guarded, nothing changes.
+fn console_stdin_checks(c: &mut Checks) {
+    let on = platform::console_stdin_guard(true);
+    let again = platform::console_stdin_guard(true);
+    #[cfg(unix)]
+    {
+        let mut buf = [0u8; 1];
+        // SAFETY (test): reads at most one byte into `buf`.
+        let n = unsafe { libc::read(0, buf.as_mut_ptr() as *mut libc::c_void, 1) };
+        c.check(matches!(on, Ok(true)) && matches!(again, Ok(false)), "console stdin guard: on once");
+        c.check(n == 0, "console stdin guard: fd 0 reads end of file");
+    }
+    #[cfg(windows)]
+    c.check(matches!(on, Ok(false)) && matches!(again, Ok(false)), "console stdin guard: nothing on Windows");
+    let off = platform::console_stdin_guard(false);
+    let off_again = platform::console_stdin_guard(false);
+    #[cfg(unix)]
+    c.check(matches!(off, Ok(true)) && matches!(off_again, Ok(false)), "console stdin guard: off once");
+    #[cfg(windows)]
+    c.check(matches!(off, Ok(false)) && matches!(off_again, Ok(false)), "console stdin guard: off, nothing on Windows");
+}
+
 fn trace_file_checks(c: &mut Checks) {
     let path = std::env::temp_dir().join(format!("platform-check-trace-{}", std::process::id()));
     let p = path.to_string_lossy().to_string();
@@ -427,6 +451,7 @@ fn subject(marker: &str) -> i32 {
 
     stop_signal_checks(&mut c);
     trace_file_checks(&mut c);
+    console_stdin_checks(&mut c);
     protocol_output_checks(&mut c);
     open_file_checks(&mut c);
 

@@ -43,6 +43,12 @@ extern "C" {
     /// 1 if `x` is a JSON text object R code cannot have changed, written
     /// from `value` itself. Never allocates or fails.
     pub fn mcplite_json_written_from(x: SEXP, value: SEXP) -> c_int;
+    /// 1: reads from R's console fail with an R error; 0: they work again
+    /// (src/console.c). Returns 1 if it changed anything. Never fails.
+    pub fn mcplite_console_reads_fail(on: c_int) -> c_int;
+    /// How many console reads were refused since it was last asked; resets
+    /// the count (src/console.c). Never fails.
+    pub fn mcplite_console_reads_refused() -> c_int;
 }
 
 /// Runs `f` under R's error protection (`R_ToplevelExec`): if R signals an

@@ -333,8 +333,34 @@ fn rust_kill_process(pid: i32, start: Robj) -> Robj {
     })())
 }
 
+/// The console guard of a call in the user's live session
+/// (R/console-guard.R): `enter` makes reads from R's console fail (see
+/// src/console.c) and points descriptor 0 at the null device; `!enter`
+/// undoes both. list(value = c(<console changed>, <stdin changed>),
+/// refused = <console reads refused since entering>) or list(error).
+/// @noRd
+#[extendr]
+fn rust_console_guard(enter: bool) -> Robj {
+    // SAFETY: both only read and write src/console.c's statics and R's
+    // ReadConsole pointer; called on R's main thread (the only one that
+    // reads the console), between R evaluations; neither can fail.
+    let (console, refused) =
+        unsafe { (ffi::mcplite_console_reads_fail(i32::from(enter)) == 1, ffi::mcplite_console_reads_refused()) };
+    match platform::console_stdin_guard(enter) {
+        Ok(stdin) => list!(value = vec![console, stdin], refused = refused).into(),
+        Err(e) => {
+            if enter && console {
+                // SAFETY: as above; puts the front end's reader back.
+                unsafe { ffi::mcplite_console_reads_fail(0) };
+            }
+            outcome(Err(e.to_string()))
+        }
+    }
+}
+
 extendr_module! {
     mod mcplite;
+    fn rust_console_guard;
     fn rust_private_dir;
     fn rust_process_start;
     fn rust_kill_process;

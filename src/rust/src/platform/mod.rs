@@ -480,3 +480,12 @@ impl io::Write for ProtocolOutput {
         io::Write::flush(&mut &self.file)
     }
 }
+
+/// Point descriptor 0 at the null device (`enter`), or back at what it was.
+/// A tool run in the user's live session must not read the terminal the
+/// console reads (`file("stdin")` reads descriptor 0 directly). Returns
+/// whether it changed anything: entering twice, or leaving without entering,
+/// does nothing. Windows: does nothing (returns `false`).
+pub fn console_stdin_guard(enter: bool) -> io::Result<bool> {
+    imp::console_stdin_guard(enter)
+}

@@ -598,3 +598,30 @@ fn kill_checked(pid: u32, start: Option<u64>) -> io::Result<bool> {
     }
     Ok(true)
 }
+
+/// The private copy of descriptor 0 while the console guard is on.
+static CONSOLE_STDIN: std::sync::Mutex<Option<File>> = std::sync::Mutex::new(None);
+
+pub(super) fn console_stdin_guard(enter: bool) -> io::Result<bool> {
+    let mut saved = CONSOLE_STDIN.lock().unwrap_or_else(|e| e.into_inner());
+    if enter {
+        if saved.is_some() || !is_open(0) {
+            return Ok(false);
+        }
+        let copy = private_dup(0)?;
+        let null_in = null_device(false)?;
+        // SAFETY: dup2 onto fd 0 from a descriptor that is open.
+        check(unsafe { libc::dup2(null_in.as_raw_fd(), 0) })?;
+        *saved = Some(copy);
+        Ok(true)
+    } else {
+        match saved.take() {
+            None => Ok(false),
+            Some(copy) => {
+                // SAFETY: dup2 from the guard's own copy of the original fd 0.
+                check(unsafe { libc::dup2(copy.as_raw_fd(), 0) })?;
+                Ok(true)
+            }
+        }
+    }
+}

@@ -580,3 +580,8 @@ pub(super) fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
     }
     Ok(true)
 }
+
+/// Not guarded on Windows (see `console_stdin_guard` in mod.rs).
+pub(super) fn console_stdin_guard(_enter: bool) -> io::Result<bool> {
+    Ok(false)
+}

@@ -95,7 +95,7 @@ session_serve <- function(s, tools_code, name = NULL) {
   session_run(s, call)
 }
 
-session_server <- function(dir, cwd = tempdir(), env = character()) {
+session_server <- function(dir, cwd = tempdir(), env = character(), envir = parent.frame()) {
   state <- new.env(parent = emptyenv())
   state$script <- "-e mcplite::mcp_session_server()"
   state$buffer <- raw()
@@ -110,14 +110,20 @@ session_server <- function(dir, cwd = tempdir(), env = character()) {
     env = child_env, wd = cwd, encoding = "UTF-8", cleanup = TRUE
   )
   class(state) <- "mcp_server_process"
-  session_defer(mcp_kill(state), envir = parent.frame())
+  session_defer(mcp_kill(state), envir = envir)
   state
 }
 
 # Send one request and read lines until its answer; returns list(answer,
-# before) where `before` holds the lines read first (notifications).
+# before) where `before` holds the lines read first (notifications, other
+# answers).
 session_ask <- function(proc, line, id, timeout = 60) {
   mcp_send(proc, line)
+  session_await(proc, id, timeout)
+}
+
+# Read lines until the answer to `id`.
+session_await <- function(proc, id, timeout = 60) {
   before <- list()
   repeat {
     got <- mcp_read(proc, 1, timeout = timeout)

@@ -548,9 +548,13 @@ pub(super) fn read_private_file(path: &std::path::Path, max: u64) -> io::Result<
     Ok(out)
 }
 
-/// A Unix socket at `path` (its directory is private).
+/// A Unix socket at `path` (its directory is private), mode 0600 as well:
+/// connecting needs write permission on the socket file.
 pub(super) fn listen_at(path: &std::path::Path) -> io::Result<LocalListener> {
-    LocalListener::bind(path)
+    use std::os::unix::fs::PermissionsExt;
+    let listener = LocalListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
 }
 
 pub(super) fn connect_at(path: &std::path::Path) -> io::Result<LocalStream> {

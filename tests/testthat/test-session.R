@@ -280,3 +280,125 @@ test_that("the session server's own mistakes are classed errors", {
   on.exit(if (is.na(withr_busy)) Sys.unsetenv("MCPLITE_SESSION_BUSY_WAIT") else Sys.setenv(MCPLITE_SESSION_BUSY_WAIT = withr_busy))
   expect_snapshot(error = TRUE, mcp_session_server())
 })
+
+test_that("another user can neither read a session's registration nor connect to its socket", {
+  session_skip()
+  second_user_skip()
+  skip_if_not_installed("nanonext")
+  p <- session_pair()
+  reg <- list.files(p$dir, "\\.json$", full.names = TRUE)
+  sock <- list.files(p$dir, "\\.sock$", full.names = TRUE)
+  expect_length(reg, 1)
+  expect_identical(format(as.octmode(file.info(p$dir)$mode)), "700")
+  expect_identical(format(as.octmode(file.info(reg)$mode)), "600")
+  expect_identical(format(as.octmode(file.info(sock)$mode)), "600")
+  # A socket it may reach shows that its connecting works.
+  open_dir <- tempfile("open-", tmpdir = "/tmp")
+  dir.create(open_dir, mode = "0755")
+  on.exit(unlink(open_dir, recursive = TRUE), add = TRUE)
+  Sys.chmod(open_dir, "0755")
+  open_url <- sprintf("ipc://%s/s", open_dir)
+  open_sock <- nanonext::socket("rep", listen = open_url)
+  on.exit(close(open_sock), add = TRUE)
+  Sys.chmod(file.path(open_dir, "s"), "0777", use_umask = FALSE)
+  code <- sprintf(paste(
+    "try_connect <- function(url) tryCatch({",
+    "s <- nanonext::stream(dial = url); close(s); 'connected'",
+    "}, error = function(e) paste('refused:', conditionMessage(e)));",
+    "cat('open', try_connect('%s'), '\\n');",
+    "cat('session', try_connect('ipc://%s'), '\\n');",
+    "cat('registration', tryCatch(readLines('%s'), error = function(e) 'unreadable', warning = function(w) 'unreadable'), '\\n')",
+    sep = " "
+  ), open_url, sock, reg)
+  res <- second_user_rscript(code, lib = second_user_lib(c("nanonext")))
+  expect_identical(res$status, 0L, info = res$stderr)
+  out <- trimws(strsplit(trimws(res$stdout), "\n")[[1]])
+  expect_identical(out[[1]], "open connected")
+  expect_match(out[[2]], "^session refused:")
+  expect_identical(out[[3]], "registration unreadable")
+  # The session goes on serving its own user.
+  expect_equal(first_text(session_ask(p$srv, legacy_call(1, "touch", sprintf('{"path":%s}', json_string(session_barrier(p$s)))), 1)$answer), "touched")
+})
+
+test_that("a connection with a wrong token is closed; the right token is answered", {
+  session_skip()
+  skip_if_not_installed("nanonext")
+  p <- session_pair()
+  reg <- jsonlite::fromJSON(list.files(p$dir, "\\.json$", full.names = TRUE))
+  hello <- function(token) {
+    s <- nanonext::stream(dial = paste0("ipc://", reg$socket))
+    on.exit(close(s))
+    nanonext::send(s, charToRaw(paste0(token, '{"op":"hello"}\n')), mode = "raw", block = 5000)
+    nanonext::recv(s, mode = "character", block = 10000)
+  }
+  good <- hello(reg$token)
+  expect_match(good, '"op":"hello"', fixed = TRUE)
+  expect_match(good, '"name":"main"', fixed = TRUE)
+  wrong <- c(paste(rev(strsplit(reg$token, "")[[1]]), collapse = ""), strrep("0", 32), substr(reg$token, 1, 31))
+  for (token in wrong) {
+    got <- hello(token)
+    expect_false(is.character(got) && grepl("hello", got), info = token)
+  }
+})
+
+test_that("a registration that is a link, another user's, or open to others is refused", {
+  session_skip()
+  p <- session_pair()
+  real <- list.files(p$dir, "\\.json$", full.names = TRUE)
+  expect_equal(mcplite:::rust_session_registration(real)$value$name, "main")
+  other <- session_dir_new()
+  refused <- function(path) !is.null(mcplite:::rust_session_registration(path)$error)
+  link <- file.path(other, "1.json")
+  file.symlink(real, link)
+  expect_true(refused(link))
+  copy <- file.path(other, "2.json")
+  file.copy(real, copy)
+  Sys.chmod(copy, "0644", use_umask = FALSE)
+  expect_true(refused(copy))
+  Sys.chmod(copy, "0600", use_umask = FALSE)
+  if (identical(unname(Sys.info()[["effective_user"]]), "root")) {
+    system2("chown", c("nobody", shQuote(copy)))
+    expect_true(refused(copy))
+  } else {
+    file.rename(copy, file.path(other, "2.txt"))
+  }
+  # The server finds no session through those files...
+  elsewhere <- tempfile("mcpls-elsewhere-")
+  dir.create(elsewhere)
+  srv <- session_server(other, cwd = elsewhere)
+  session_ask(srv, initialize_line("2025-06-18", id = 0), 0)
+  listed <- session_ask(srv, rpc(1, "tools/list"), 1)$answer
+  expect_equal(vapply(listed$result$tools, `[[`, "", "name"), "session_status")
+  # ... and attaches once a sound copy is there (the same bytes, this user's, 0600).
+  file.copy(real, file.path(other, "3.json"))
+  Sys.chmod(file.path(other, "3.json"), "0600", use_umask = FALSE)
+  expect_false(refused(file.path(other, "3.json")))
+  listed <- session_ask(srv, rpc(2, "tools/list"), 2)$answer
+  expect_setequal(vapply(listed$result$tools, `[[`, "", "name"), c("count_rows", "wait_for", "touch"))
+})
+
+test_that("mcp_session() refuses a session directory that is a link or open to others, and bad tools", {
+  session_skip()
+  target <- session_dir_new()
+  link <- paste0(target, "-link")
+  file.symlink(target, link)
+  on.exit(unlink(link), add = TRUE)
+  open <- session_dir_new()
+  Sys.chmod(open, "0755", use_umask = FALSE)
+  s <- session_r(link)
+  session_run(s, "suppressMessages(library(mcplite)); t1 <- tool(function() 1, name = 'a', description = 'A')")
+  out <- session_barrier(s)
+  try_serve <- function(dir) {
+    sprintf("Sys.setenv(MCPLITE_SESSION_DIR = %s); e <- tryCatch(mcp_session(t1), error = function(e) e); cat(class(e)[[1]], conditionMessage(e), '\\n', file = %s, append = TRUE)",
+            deparse(dir), deparse(out))
+  }
+  session_run(s, try_serve(link))
+  session_run(s, try_serve(open))
+  session_run(s, sprintf("e <- tryCatch(mcp_session(1), error = function(e) e); cat(class(e)[[1]], conditionMessage(e), '\\n', file = %s, append = TRUE)", deparse(out)))
+  lines <- readLines(out)
+  expect_match(lines[[1]], "^mcplite_error_session .*not a private directory")
+  expect_match(lines[[2]], "^mcplite_error_session .*not a private directory")
+  expect_match(lines[[3]], "^mcplite_error_tools ")
+  expect_length(list.files(target), 0)
+  expect_length(list.files(open), 0)
+})

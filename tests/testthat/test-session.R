@@ -97,6 +97,12 @@ test_that("the user types commands while calls run: both work, each typed line r
   expect_equal(first_text(session_await(p$srv, 1)$answer), "released")
   session_run(p$s, "invisible(0)")
   expect_equal(readLines(log), c("line1", "line2", "line3"))
+  # A child process of the console inherits none of the link's descriptors
+  # (a server is attached: the listener and its connection are open).
+  fds <- session_barrier(p$s)
+  session_run(p$s, sprintf("system('ls -l /proc/self/fd > %s 2>&1')", fds))
+  expect_gt(length(readLines(fds)), 2)
+  expect_false(any(grepl("socket:", readLines(fds))), info = paste(readLines(fds), collapse = "\n"))
   # A call after the typed lines works too.
   expect_equal(first_text(session_ask(p$srv, legacy_call(3, "touch", sprintf('{"path":%s}', json_string(session_barrier(p$s)))), 3)$answer), "touched")
 })

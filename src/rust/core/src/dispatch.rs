@@ -570,11 +570,8 @@ impl<F> Server<F> {
             }
         }
         self.legacy = Some(v);
-        self.legacy_client = msg
-            .param(wire::CLIENT_INFO)
-            .and_then(|c| c.get("name"))
-            .and_then(|n| n.as_str())
-            .map(str::to_string);
+        self.legacy_client =
+            msg.param(wire::CLIENT_INFO).and_then(|c| c.get("name")).and_then(|n| n.as_str()).map(str::to_string);
         let mut result = Map::new();
         result.insert(wire::PROTOCOL_VERSION.into(), Value::from(want.id));
         result.insert("capabilities".into(), version::server_capabilities_for(self.live_tools));
@@ -707,7 +704,10 @@ impl<F> Server<F> {
                 let progress = progress_token(msg)
                     .map(|token| progress.open(id.key().clone(), token.to_string(), VERSIONS[v].progress_message));
                 let client = if is_modern(msg) {
-                    msg.meta_field(META_CLIENT_INFO).and_then(|c| c.get("name")).and_then(|n| n.as_str()).map(str::to_string)
+                    msg.meta_field(META_CLIENT_INFO)
+                        .and_then(|c| c.get("name"))
+                        .and_then(|n| n.as_str())
+                        .map(str::to_string)
                 } else {
                     self.legacy_client.clone()
                 };

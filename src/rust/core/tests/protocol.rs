@@ -862,7 +862,8 @@ fn live_tools_change_while_serving() {
     let modern_list = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{{{M}}}}}"#);
     let input = std::io::BufReader::new(std::io::Cursor::new(format!("{lines}\n{modern_list}").into_bytes()));
     let mut out = Vec::new();
-    serve(input, &mut out, &mut server, &mut host, &StopRequests::default, &mut Telemetry::from_provider(None)).unwrap();
+    serve(input, &mut out, &mut server, &mut host, &StopRequests::default, &mut Telemetry::from_provider(None))
+        .unwrap();
     let got: Vec<Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(got[0]["result"]["capabilities"], json!({"tools": {"listChanged": true}}));
     assert_eq!(got[1]["result"]["tools"][0]["name"], "echo");
@@ -901,6 +902,12 @@ fn a_call_run_for_another_server_gives_the_result_for_its_version() {
         assert!(!is_error);
         assert_eq!(result["content"][0]["text"], r#"{"a":1}"#, "{}", version.id);
     }
-    let cx = CallContext { traceparent: None, id: RequestId::parse(id_doc.root()).unwrap(), progress: None, version: 0, client: None };
+    let cx = CallContext {
+        traceparent: None,
+        id: RequestId::parse(id_doc.root()).unwrap(),
+        progress: None,
+        version: 0,
+        client: None,
+    };
     assert!(server.call_here("nope", None, &mut host, cx).is_none());
 }

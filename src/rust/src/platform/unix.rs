@@ -500,7 +500,10 @@ pub(super) fn check_private_dir(path: &std::path::Path) -> io::Result<()> {
     if !is_private(&meta, true) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("{} is not a private directory of this user (a link, another owner, or open to others)", path.display()),
+            format!(
+                "{} is not a private directory of this user (a link, another owner, or open to others)",
+                path.display()
+            ),
         ));
     }
     Ok(())
@@ -518,12 +521,8 @@ pub(super) fn session_base() -> io::Result<std::path::PathBuf> {
 pub(super) fn write_private_file(path: &std::path::Path, temp: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(temp)?;
+    let mut file =
+        OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(temp)?;
     let written = file.write_all(bytes).and_then(|_| file.sync_all()).and_then(|_| std::fs::rename(temp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(temp);

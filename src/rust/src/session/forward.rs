@@ -42,7 +42,8 @@ const CHOOSE_TOOL: &str = "session_choose";
 const FALLBACK_TOOL: &str = "session_unattached";
 
 /// The R command that makes a session reachable.
-const ATTACH_HINT: &str = "In the R console, run mcplite::mcp_session(tools) with the tools to serve (see ?mcplite::mcp_session).";
+const ATTACH_HINT: &str =
+    "In the R console, run mcplite::mcp_session(tools) with the tools to serve (see ?mcplite::mcp_session).";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -344,8 +345,10 @@ impl SessionHost {
                 if all.is_empty() {
                     return text(format!("No live R session is registered. {ATTACH_HINT}"));
                 }
-                let lines: Vec<String> =
-                    all.iter().map(|r| format!("- {} (process {}, working directory {})", r.name, r.pid, r.cwd)).collect();
+                let lines: Vec<String> = all
+                    .iter()
+                    .map(|r| format!("- {} (process {}, working directory {})", r.name, r.pid, r.cwd))
+                    .collect();
                 text(format!("Live R sessions:\n{}\nChoose one with {CHOOSE_TOOL}.", lines.join("\n")))
             }
             CHOOSE_TOOL => {
@@ -358,7 +361,9 @@ impl SessionHost {
                 self.attach();
                 match &self.link {
                     Some(l) => text(format!("Attached to the R session \"{}\"; its tools are listed now.", l.name)),
-                    None => Finished::Failed(format!("No reachable R session is named \"{chosen}\" (see {LIST_TOOL}).")),
+                    None => {
+                        Finished::Failed(format!("No reachable R session is named \"{chosen}\" (see {LIST_TOOL})."))
+                    }
                 }
             }
             _ => Finished::Failed(self.unattached_message()),
@@ -391,7 +396,8 @@ impl ToolHost for SessionHost {
         call.call = Some(task);
         call.version = Some(VERSIONS[cx.version].id.to_string());
         call.tool = Some(name.to_string());
-        call.arguments = arguments.and_then(|a| RawValue::from_string(String::from_utf8_lossy(a.raw()).into_owned()).ok());
+        call.arguments =
+            arguments.and_then(|a| RawValue::from_string(String::from_utf8_lossy(a.raw()).into_owned()).ok());
         call.progress = Some(cx.progress.is_some());
         call.client = cx.client;
         if let Some(reporter) = &cx.progress {
@@ -481,7 +487,12 @@ fn read_message<R: BufRead>(reader: &mut R) -> Option<Message> {
 /// Read a session's lines until it closes: progress goes to the call's
 /// reporter at once (before its answer, which follows on the same stream),
 /// the rest to the serving thread.
-fn read_link(stream: LocalStream, generation: u64, tx: &Sender<Event>, reporters: &Mutex<HashMap<TaskId, (Reporter, String)>>) {
+fn read_link(
+    stream: LocalStream,
+    generation: u64,
+    tx: &Sender<Event>,
+    reporters: &Mutex<HashMap<TaskId, (Reporter, String)>>,
+) {
     let mut reader = BufReader::new(&stream);
     let mut line = Vec::new();
     loop {
@@ -560,7 +571,12 @@ fn own_tools(state: &Unattached) -> ToolSet<RFun> {
     let tools = match state {
         Unattached::NoSession => vec![status()],
         Unattached::Several(_) => vec![
-            own_tool(LIST_TOOL, "List the live R sessions this server can reach (name, process, working directory).", json!({}), &[]),
+            own_tool(
+                LIST_TOOL,
+                "List the live R sessions this server can reach (name, process, working directory).",
+                json!({}),
+                &[],
+            ),
             own_tool(
                 CHOOSE_TOOL,
                 "Attach to the live R session with this name; its tools are listed then.",

@@ -67,7 +67,9 @@ fn take_later() -> Result<ExecLater, String> {
     // SAFETY: a plain function of later's with no arguments.
     let api = unsafe { version() };
     if api < LATER_API_MIN {
-        return Err(format!("the later package's API version is {api}; mcp_session() needs {LATER_API_MIN} or later (update later)"));
+        return Err(format!(
+            "the later package's API version is {api}; mcp_session() needs {LATER_API_MIN} or later (update later)"
+        ));
     }
     let exec = get("execLaterNative2").ok_or("the later package has no execLaterNative2 entry point; update later")?;
     // SAFETY: later registers execLaterNative2 with exactly this signature
@@ -185,7 +187,9 @@ pub fn report(report: Report) -> Option<Report> {
 pub fn start(settings: &Robj) -> Result<Robj, String> {
     let sx = Sx::borrowed(settings);
     let item = |name: &str| -> Result<Robj, String> {
-        mcplite_core::r::field(&sx, name).map(|v| v.robj()).ok_or_else(|| format!("the session settings have no `{name}`"))
+        mcplite_core::r::field(&sx, name)
+            .map(|v| v.robj())
+            .ok_or_else(|| format!("the session settings have no `{name}`"))
     };
     crate::sexp::set_helpers(&item("helpers")?)?;
     let specs = item("specs")?;
@@ -230,7 +234,8 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
     }
     // A socket left by an earlier process with this pid.
     let _ = std::fs::remove_file(&socket);
-    let listener = LocalListener::bind_at(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    let listener =
+        LocalListener::bind_at(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     let token = platform::random_token();
     let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
     let mut hello = Message::new(Op::Hello);
@@ -273,11 +278,13 @@ fn list_message(server: &Server<RFun>) -> Message {
 
 fn info_list(live: &Live) -> Robj {
     let state = lock(&live.shared.state);
-    let names = MAIN.with(|m| m.borrow().as_ref().map(|m| {
-        let mut n = m.server.tool_names();
-        n.sort();
-        n
-    }));
+    let names = MAIN.with(|m| {
+        m.borrow().as_ref().map(|m| {
+            let mut n = m.server.tool_names();
+            n.sort();
+            n
+        })
+    });
     list!(
         name = live.name.as_str(),
         socket = live.socket.to_string_lossy().into_owned(),
@@ -475,7 +482,9 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     let version = VERSIONS.iter().position(|v| v.id == q.version).unwrap_or(0);
     let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
         Ok(doc) => doc,
-        Err(e) => return failed(answer, &q.tool, version, &format!("Tool {} received arguments it cannot read: {e}", q.tool)),
+        Err(e) => {
+            return failed(answer, &q.tool, version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
+        }
     };
     let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
     let Some(id) = id else { return failed(answer, &q.tool, version, "bad call number") };

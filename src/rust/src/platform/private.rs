@@ -89,9 +89,11 @@ impl Drop for PrivateDir {
 /// made private (mode 0700) if missing, refused if it is a link, another
 /// user's, or open to others. Not on Windows (an error says so).
 pub fn session_dir() -> io::Result<PathBuf> {
+    // First, also when a directory is given: Windows says it has no sessions.
+    let default = imp::session_base()?;
     let dir = match std::env::var_os("MCPLITE_SESSION_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => imp::session_base()?,
+        _ => default,
     };
     match imp::create_private_dir(&dir) {
         Ok(()) => Ok(dir),

@@ -107,13 +107,21 @@ test_that("the user types commands while calls run: both work, each typed line r
   expect_equal(first_text(session_ask(p$srv, legacy_call(3, "touch", sprintf('{"path":%s}', json_string(session_barrier(p$s)))), 3)$answer), "touched")
 })
 
-test_that("a busy console leaves ping and tools/list answered; the call hears progress, then the busy error, and never runs", {
+# The user's own command: waiting in Sys.sleep(), or running later's event
+# loop itself as Shiny does (later::run_now() runs the session's callback,
+# which must find itself not at top level and look again later).
+busy_commands <- c(
+  sleep = "while (!file.exists(%2$s)) Sys.sleep(0.02)",
+  run_now = "while (!file.exists(%2$s)) later::run_now(0.02)"
+)
+
+for (busy in names(busy_commands)) test_that(paste("a busy console leaves ping and tools/list answered; the call hears progress, then the busy error, and never runs:", busy), {
   session_skip()
   p <- session_pair(server_env = c(MCPLITE_SESSION_BUSY_WAIT = "3"))
   busy_release <- session_barrier(p$s)
   busy_started <- session_barrier(p$s)
   never <- session_barrier(p$s)
-  session_type(p$s, sprintf("writeLines('b', %s); while (!file.exists(%s)) Sys.sleep(0.02)",
+  session_type(p$s, sprintf(paste("writeLines('b', %1$s);", busy_commands[[busy]]),
                             deparse(busy_started), deparse(busy_release)))
   session_wait(p$s, busy_started)
   mcp_send(p$srv, progress_call(1, "touch", sprintf('{"path":%s}', json_string(never)), 7))

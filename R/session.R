@@ -138,7 +138,10 @@ session_dispatch <- function() {
 #' that list the sessions and choose one; with none, a tool that says how to
 #' start one. A call waits for a busy console up to
 #' `MCPLITE_SESSION_BUSY_WAIT` seconds (or `options(mcplite.session.busy_wait)`,
-#' default 120), reporting progress, then gets a tool error.
+#' default 120), reporting progress, then gets a tool error. A cancelled
+#' call that waits never runs; one that runs is interrupted while the tool's
+#' own function runs (not on Windows, where live sessions are not supported
+#' yet).
 #'
 #' @param name The session to serve, or `NULL` to choose as above.
 #' @return `NULL`, invisibly, when the client disconnects.

@@ -416,3 +416,24 @@ test_that("mcp_session() refuses a session directory that is a link or open to o
   expect_length(list.files(target), 0)
   expect_length(list.files(open), 0)
 })
+
+test_that("without the later package mcp_session() says which package it needs", {
+  session_skip()
+  dir <- session_dir_new()
+  # A library path that holds mcplite and not later.
+  lib <- tempfile("mcpls-lib-")
+  dir.create(lib)
+  file.copy(system.file(package = "mcplite"), lib, recursive = TRUE)
+  s <- session_r(dir, env = c(R_LIBS = lib, R_LIBS_SITE = lib, R_LIBS_USER = lib))
+  out <- session_barrier(s)
+  session_run(s, sprintf(paste(
+    "suppressMessages(library(mcplite)); t1 <- tool(function() 1, name = 'a', description = 'A');",
+    "e <- tryCatch(mcp_session(t1), error = function(e) e);",
+    "writeLines(c(class(e)[[1]], conditionMessage(e), requireNamespace('later', quietly = TRUE)), %s)"
+  ), deparse(out)))
+  lines <- readLines(out)
+  expect_equal(lines[[3]], "FALSE")
+  expect_equal(lines[[1]], "mcplite_error_dependency")
+  expect_snapshot(cat(lines[[2]]))
+  expect_length(list.files(dir), 0)
+})

@@ -48,6 +48,8 @@ rust_session_run <- function() .Call(wrap__rust_session_run)
 
 rust_session_reschedule <- function() .Call(wrap__rust_session_reschedule)
 
+rust_session_cwd <- function() .Call(wrap__rust_session_cwd)
+
 rust_session_stop <- function() .Call(wrap__rust_session_stop)
 
 rust_session_info <- function() .Call(wrap__rust_session_info)

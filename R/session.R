@@ -13,6 +13,9 @@
 #' only while the console is idle (never inside your own command) and prints
 #' one line, `mcplite: <tool> for <client>`.
 #'
+#' A server started in a folder picks the session whose working directory it
+#' is (the registration follows `setwd()` after each command).
+#'
 #' Outside an interactive session (Rscript, knitr, `R CMD check`) it does
 #' nothing and returns `NULL` invisibly, so it can sit in `.Rprofile`.
 #' Calling it again replaces the tools (attached servers learn of the
@@ -75,8 +78,23 @@ mcp_session <- function(tools, name = basename(getwd())) {
   if (is.null(current)) {
     # q() ends serving: the socket and the registration go with the session.
     reg.finalizer(session_exit_hook, function(e) rust_session_stop(), onexit = TRUE)
+    # After each top-level command: the registration names the console's
+    # working directory now (servers choose the session whose directory is theirs).
+    session_cwd_callback()
   }
   invisible(out[["value"]])
+}
+
+session_cwd_task <- "mcplite-session"
+
+session_cwd_callback <- function() {
+  if (session_cwd_task %in% getTaskCallbackNames()) return(invisible())
+  addTaskCallback(function(...) {
+    if (is.null(rust_session_info())) return(FALSE)
+    rust_session_cwd()
+    TRUE
+  }, name = session_cwd_task)
+  invisible()
 }
 
 # Kept alive by the namespace; its exit finalizer stops serving.
@@ -92,6 +110,7 @@ session_exit_hook <- new.env(parent = emptyenv())
 #' @seealso [mcp_session()]
 #' @export
 mcp_session_stop <- function() {
+  if (session_cwd_task %in% getTaskCallbackNames()) removeTaskCallback(session_cwd_task)
   invisible(rust_session_stop())
 }
 

@@ -191,6 +191,13 @@ test_that("two sessions: pinned by name, chosen by directory, or chosen with ses
   elsewhere <- tempfile("mcpls-elsewhere-")
   dir.create(elsewhere)
   expect_equal(who(session_server(dir, cwd = elsewhere, env = c(MCPLITE_SESSION = "alpha"))), "alpha")
+  # The directory is the console's current one: after setwd(), the server
+  # started there finds that session.
+  moved <- tempfile("mcpls-moved-")
+  dir.create(moved)
+  session_run(a, sprintf("setwd(%s)", deparse(moved)))
+  session_run(a, "invisible(0)")
+  expect_equal(who(session_server(dir, cwd = moved)), "alpha")
   # Neither: only tools that list and choose.
   srv <- session_server(dir, cwd = elsewhere)
   session_ask(srv, initialize_line("2025-11-25", id = 0), 0)
@@ -245,9 +252,12 @@ test_that("no session: a tool says how to attach; the session ends mid-call; the
   expect_true(ended$result$isError)
   expect_match(first_text(ended), "ended")
   mcp_validate(list(ended), "2025-06-18", "CallToolResult")
-  # A new session in the same place: the server attaches again.
+  # A new session in the same place: the server attaches again (and the
+  # killed session's registration and socket are cleared away).
   s2 <- session_r(dir, cwd = cwd)
   session_serve(s2, session_tools_code)
+  expect_false(file.exists(reg))
+  expect_false(file.exists(sub("json$", "sock", reg)))
   session_run(s2, "df <- data.frame(x = 1:3)")
   again <- session_ask(srv, legacy_call(6, "count_rows", '{"name":"df"}'), 6)
   expect_equal(first_text(again$answer), "3")

@@ -253,6 +253,13 @@ fn rust_session_reschedule() {
     session::live::reschedule()
 }
 
+/// After each top-level command: keep the registration's working directory current.
+/// @noRd
+#[extendr]
+fn rust_session_cwd() {
+    session::live::cwd_changed()
+}
+
 /// `mcp_session_stop()`: whether a session was served.
 /// @noRd
 #[extendr]
@@ -419,6 +426,7 @@ extendr_module! {
     fn rust_session_next;
     fn rust_session_run;
     fn rust_session_reschedule;
+    fn rust_session_cwd;
     fn rust_session_stop;
     fn rust_session_info;
     fn rust_session_registration;

@@ -757,9 +757,8 @@ impl<F> Server<F> {
             Finished::Returned(value) => r::result::read_return(value, &self.json_options, tool),
             Finished::Failed(message) => Err(message),
             Finished::Made(result) => Ok(*result),
-            Finished::Forwarded { is_error, .. } => {
-                Ok(CallResult::tool_error(format!("Tool {tool} answered elsewhere (error: {is_error}).")))
-            }
+            // Written already; only `finish` sends it (a host of `call_here` never makes one).
+            Finished::Forwarded { .. } => Err(format!("Tool {tool} returned a result written for another server.")),
         };
         match read {
             Ok(result) => (result, None),

@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -135,13 +135,14 @@ struct State {
     list_line: Vec<u8>,
     revision: u64,
     stopping: bool,
+    /// What the registration file says (its `cwd` follows the console's).
+    registration: Option<Registration>,
 }
 
 /// What the listener's threads share with the main thread.
 struct Shared {
     state: Mutex<State>,
     token: String,
-    hello_line: Vec<u8>,
 }
 
 /// The session being served, for the listener threads and `mcp_session_info()`.
@@ -236,26 +237,19 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
     let _ = std::fs::remove_file(&socket);
     let listener =
         LocalListener::bind_at(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    remove_stale(&dir, pid);
     let token = platform::random_token();
     let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut hello = Message::new(Op::Hello);
-    hello.name = Some(name.clone());
-    hello.pid = Some(pid);
-    hello.cwd = Some(cwd.clone());
-    let shared = Arc::new(Shared {
-        state: Mutex::new(State { list_line, revision: 1, ..Default::default() }),
-        token: token.clone(),
-        hello_line: hello.line(),
-    });
     let registration = dir.join(format!("{pid}.json"));
     let reg = Registration { name: name.clone(), pid, cwd, socket: socket.to_string_lossy().into_owned(), token };
-    let written = serde_json::to_vec(&reg)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| platform::write_private_file(&registration, &bytes).map_err(|e| e.to_string()));
-    if let Err(e) = written {
+    if let Err(e) = write_registration(&registration, &reg) {
         let _ = std::fs::remove_file(&socket);
         return Err(format!("cannot write the registration {}: {e}", registration.display()));
     }
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State { list_line, revision: 1, registration: Some(reg.clone()), ..Default::default() }),
+        token: reg.token,
+    });
     let accepting = {
         let shared = shared.clone();
         std::thread::Builder::new()
@@ -265,6 +259,48 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
     };
     *live = Some(Live { shared, socket, registration, name, accepting: Some(accepting) });
     Ok(info_list(live.as_ref().ok_or("no session")?))
+}
+
+fn write_registration(path: &Path, reg: &Registration) -> Result<(), String> {
+    let bytes = serde_json::to_vec(reg).map_err(|e| e.to_string())?;
+    platform::write_private_file(path, &bytes).map_err(|e| e.to_string())
+}
+
+/// Remove the registrations (and sockets) of sessions whose process is gone
+/// (a crash, a kill): servers would try them in vain.
+fn remove_stale(dir: &Path, me: u32) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let Ok(reg) = read_registration(&path) else { continue };
+        // Only where the OS tells a process's start (else: not known gone).
+        if reg.pid != me && platform::process_start(reg.pid).is_none() && platform::process_start(me).is_some() {
+            // Its socket by its name here, not by the path the file holds.
+            let _ = std::fs::remove_file(dir.join(format!("{}.sock", reg.pid)));
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// `rust_session_cwd()`: after each top-level command (a task callback),
+/// the console's working directory, so the registration names the current
+/// one (servers choose the session whose directory is theirs).
+pub fn cwd_changed() {
+    let live = lock(&LIVE);
+    let Some(live) = live.as_ref() else { return };
+    let Ok(cwd) = std::env::current_dir() else { return };
+    let cwd = cwd.to_string_lossy().into_owned();
+    let mut state = lock(&live.shared.state);
+    let Some(reg) = state.registration.as_mut() else { return };
+    if reg.cwd == cwd {
+        return;
+    }
+    reg.cwd = cwd;
+    let reg = reg.clone();
+    drop(state);
+    let _ = write_registration(&live.registration, &reg);
 }
 
 fn list_message(server: &Server<RFun>) -> Message {
@@ -387,14 +423,17 @@ fn serve_connection(stream: LocalStream, shared: &Shared) {
         let Ok(msg) = serde_json::from_slice::<Message>(&line) else { continue };
         match msg.op {
             Op::Hello => {
-                let mut hello = shared.hello_line.clone();
-                // The revision is news each time.
-                let revision = lock(&shared.state).revision;
-                if let Ok(mut m) = serde_json::from_slice::<Message>(&hello[..hello.len() - 1]) {
-                    m.revision = Some(revision);
-                    hello = m.line();
+                let mut hello = Message::new(Op::Hello);
+                {
+                    let state = lock(&shared.state);
+                    hello.revision = Some(state.revision);
+                    if let Some(reg) = &state.registration {
+                        hello.name = Some(reg.name.clone());
+                        hello.pid = Some(reg.pid);
+                        hello.cwd = Some(reg.cwd.clone());
+                    }
                 }
-                conn.send(&hello);
+                conn.send(&hello.line());
             }
             Op::List => {
                 let list = lock(&shared.state).list_line.clone();
@@ -483,11 +522,11 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
         Ok(doc) => doc,
         Err(e) => {
-            return failed(answer, &q.tool, version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
+            return failed(answer, version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
         }
     };
     let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
-    let Some(id) = id else { return failed(answer, &q.tool, version, "bad call number") };
+    let Some(id) = id else { return failed(answer, version, "bad call number") };
     if q.progress {
         *lock(&PROGRESS_TO) = conn.map(|c| (c, q.call));
     }
@@ -511,20 +550,19 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
             answer.result = RawValue::from_string(String::from_utf8_lossy(&result).into_owned()).ok();
             answer.is_error = Some(is_error);
             if answer.result.is_none() {
-                return failed(answer, &q.tool, version, "the result could not be written");
+                return failed(answer, version, "the result could not be written");
             }
             answer
         }
-        None => failed(answer, &q.tool, version, &format!("This R session has no tool {} (any more).", q.tool)),
+        None => failed(answer, version, &format!("This R session has no tool {} (any more).", q.tool)),
     }
 }
 
 /// A tool error as the answer, written by the core for the version.
-fn failed(mut answer: Message, tool: &str, version: usize, message: &str) -> Message {
+fn failed(mut answer: Message, version: usize, message: &str) -> Message {
     let result = mcplite_core::result::CallResult::<Sx>::tool_error(message.to_string());
     let mut out = Vec::new();
     mcplite_core::projection::write_result(&mut out, &result, &VERSIONS[version], None);
-    let _ = tool;
     answer.result = RawValue::from_string(String::from_utf8_lossy(&out).into_owned()).ok();
     answer.is_error = Some(true);
     answer

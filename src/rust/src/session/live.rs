@@ -521,9 +521,7 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     let version = VERSIONS.iter().position(|v| v.id == q.version).unwrap_or(0);
     let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
         Ok(doc) => doc,
-        Err(e) => {
-            return failed(answer, version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
-        }
+        Err(e) => return failed(answer, version, &format!("Tool {} received arguments it cannot read: {e}", q.tool)),
     };
     let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
     let Some(id) = id else { return failed(answer, version, "bad call number") };

@@ -141,7 +141,7 @@ session_dispatch <- function() {
   }
   call <- rust_session_next()
   if (is.null(call)) return(invisible(NULL))
-  message(sprintf("mcplite: %s for %s", call[["tool"]], call[["client"]]))
+  try(message(sprintf("mcplite: %s for %s", call[["tool"]], call[["client"]])), silent = TRUE)
   rust_session_run()
   invisible(NULL)
 }

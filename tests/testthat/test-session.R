@@ -447,3 +447,33 @@ test_that("without the later package mcp_session() says which package it needs",
   expect_snapshot(cat(lines[[2]]))
   expect_length(list.files(dir), 0)
 })
+
+test_that("a tool that runs later's loop itself does not run the next call inside it", {
+  session_skip()
+  dir <- session_dir_new()
+  s <- session_r(dir)
+  tools <- paste0(
+    "list(tool(function(path, started, other) { writeLines('s', started); ",
+    "while (!file.exists(path)) later::run_now(0.01); ",
+    "paste(file.exists(other), length(mcp_session_info()$tools)) }, name = 'spin', description = 'Spins later', ",
+    "arguments = list(path = type_string(), started = type_string(), other = type_string())), ",
+    "tool(function(path) { writeLines('ran', path); 'touched' }, name = 'touch', ",
+    "description = 'Writes a file', arguments = list(path = type_string())))"
+  )
+  session_serve(s, tools, name = "main")
+  srv <- session_server(dir, cwd = s$cwd)
+  session_ask(srv, initialize_line("2025-06-18", id = 0), 0)
+  release <- session_barrier(s)
+  started <- session_barrier(s)
+  other <- session_barrier(s)
+  mcp_send(srv, legacy_call(1, "spin", sprintf('{"path":%s,"started":%s,"other":%s}',
+                                               json_string(release), json_string(started), json_string(other))))
+  session_wait(s, started)
+  mcp_send(srv, legacy_call(2, "touch", sprintf('{"path":%s}', json_string(other))))
+  # The second call waits (a ping is answered meanwhile), then runs after the first.
+  expect_named(session_ask(srv, rpc(3, "ping"), 3)$answer, c("jsonrpc", "id", "result"))
+  writeLines("x", release)
+  first <- session_await(srv, 1)
+  expect_equal(first_text(first$answer), "FALSE 2")
+  expect_equal(first_text(session_await(srv, 2)$answer), "touched")
+})

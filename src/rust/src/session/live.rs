@@ -91,10 +91,13 @@ fn schedule(delay: f64) {
 /// which runs a queued call only at top level.
 unsafe extern "C" fn on_later(_: *mut c_void) {
     let _ = std::panic::catch_unwind(|| {
-        let dispatch = MAIN.with(|m| m.borrow().as_ref().map(|m| m.dispatch.clone()));
-        if let Some(dispatch) = dispatch {
+        // Busy while a session call runs (its tool ran later's loop): later.
+        let dispatch = MAIN.with(|m| m.try_borrow().ok().map(|m| m.as_ref().map(|m| m.dispatch.clone())));
+        match dispatch {
             // R errors stay inside (ffi::call runs under R_ToplevelExec).
-            let _ = ffi::call(&dispatch, &[]);
+            Some(Some(dispatch)) => drop(ffi::call(&dispatch, &[])),
+            Some(None) => {}
+            None => schedule(RESCHEDULE_DELAY),
         }
     });
 }
@@ -131,8 +134,9 @@ struct State {
     queue: VecDeque<Queued>,
     /// The call running on the main thread (connection, call).
     running: Option<(u64, u64)>,
-    /// The `list` answer, written when the tools were given.
+    /// The `list` answer, written when the tools were given, and their names.
     list_line: Vec<u8>,
+    names: Vec<String>,
     revision: u64,
     stopping: bool,
     /// What the registration file says (its `cwd` follows the console's).
@@ -173,6 +177,8 @@ static PROGRESS_TO: Mutex<Option<(Arc<Conn>, u64)>> = Mutex::new(None);
 /// thread stops catching signals after a call: the signal is sent only
 /// while the call's closure can take it.
 static SIGNALLING: Mutex<()> = Mutex::new(());
+/// A cancellation sent the main thread a SIGINT during the call running now.
+static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// `mcp_progress()` in a session call: the report goes to the server that
 /// sent the call. Gives the report back when no session call runs.
@@ -200,9 +206,12 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
         .map_err(|p| format!("payload options: {}", p.text()))?;
     let server = Server::new(crate::serve::tools(&specs)?, None, info, opts)?;
     take_later()?;
-    let list_line = list_message(&server).line();
+    let list = list_message(&server);
+    let names = list.names.clone().unwrap_or_default();
+    let list_line = list.line();
     MAIN.with(|m| {
-        *m.borrow_mut() = Some(Main { server, invoker: item("invoke")?, dispatch: item("dispatch")? });
+        let mut m = m.try_borrow_mut().map_err(|_| "mcp_session() cannot be called by a tool the session runs")?;
+        *m = Some(Main { server, invoker: item("invoke")?, dispatch: item("dispatch")? });
         Ok::<(), String>(())
     })?;
     // A cancellation interrupts a tool's function on this thread.
@@ -213,6 +222,7 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
         let conns: Vec<Arc<Conn>> = {
             let mut state = lock(&live.shared.state);
             state.list_line = list_line;
+            state.names = names;
             state.revision += 1;
             state.conns.values().cloned().collect()
         };
@@ -247,7 +257,7 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
         return Err(format!("cannot write the registration {}: {e}", registration.display()));
     }
     let shared = Arc::new(Shared {
-        state: Mutex::new(State { list_line, revision: 1, registration: Some(reg.clone()), ..Default::default() }),
+        state: Mutex::new(State { list_line, names, revision: 1, registration: Some(reg.clone()), ..Default::default() }),
         token: reg.token,
     });
     let accepting = {
@@ -314,18 +324,11 @@ fn list_message(server: &Server<RFun>) -> Message {
 
 fn info_list(live: &Live) -> Robj {
     let state = lock(&live.shared.state);
-    let names = MAIN.with(|m| {
-        m.borrow().as_ref().map(|m| {
-            let mut n = m.server.tool_names();
-            n.sort();
-            n
-        })
-    });
     list!(
         name = live.name.as_str(),
         socket = live.socket.to_string_lossy().into_owned(),
         registration = live.registration.to_string_lossy().into_owned(),
-        tools = names.unwrap_or_default(),
+        tools = state.names.clone(),
         servers = state.conns.len() as i32,
         waiting = state.queue.len() as i32,
         revision = state.revision as f64
@@ -361,7 +364,12 @@ pub fn stop() -> bool {
     }
     let _ = std::fs::remove_file(&live.registration);
     let _ = std::fs::remove_file(&live.socket);
-    MAIN.with(|m| *m.borrow_mut() = None);
+    // From a tool the session runs, the tools stay until the call ends (unused).
+    MAIN.with(|m| {
+        if let Ok(mut m) = m.try_borrow_mut() {
+            *m = None;
+        }
+    });
     true
 }
 
@@ -460,7 +468,9 @@ fn serve_connection(stream: LocalStream, shared: &Shared) {
                 state.queue.retain(|q| !(q.conn == id && q.call == call));
                 if state.queue.len() == before && state.running == Some((id, call)) {
                     let _signalling = lock(&SIGNALLING);
-                    platform::cancel_closure();
+                    if platform::cancel_closure() {
+                        SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
                 }
             }
             _ => {}
@@ -475,6 +485,10 @@ fn serve_connection(stream: LocalStream, shared: &Shared) {
 /// `rust_session_next()`: take the next waiting call and mark it running:
 /// `list(tool, client)` for the console line, or `NULL`.
 pub fn next() -> Robj {
+    // A call taken and never run (the console line failed): answer it now.
+    if CURRENT.with(|c| c.borrow().is_some()) {
+        run();
+    }
     let live = lock(&LIVE);
     let Some(live) = live.as_ref() else { return ().into() };
     let mut state = lock(&live.shared.state);
@@ -541,6 +555,13 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     {
         let _signalling = lock(&SIGNALLING);
         drop(signals);
+    }
+    // A cancellation's SIGINT sent just before the handlers went back may
+    // reach R's own handler now: R drops it here (the thread took it at the
+    // latest on its way back from restoring them), so it cannot interrupt
+    // the user's next command.
+    if SIGNALLED.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        crate::ffi::drop_pending_interrupt();
     }
     *lock(&PROGRESS_TO) = None;
     match done {

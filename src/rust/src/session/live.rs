@@ -257,7 +257,13 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
         return Err(format!("cannot write the registration {}: {e}", registration.display()));
     }
     let shared = Arc::new(Shared {
-        state: Mutex::new(State { list_line, names, revision: 1, registration: Some(reg.clone()), ..Default::default() }),
+        state: Mutex::new(State {
+            list_line,
+            names,
+            revision: 1,
+            registration: Some(reg.clone()),
+            ..Default::default()
+        }),
         token: reg.token,
     });
     let accepting = {

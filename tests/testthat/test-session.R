@@ -477,3 +477,28 @@ test_that("a tool that runs later's loop itself does not run the next call insid
   expect_equal(first_text(first$answer), "FALSE 2")
   expect_equal(first_text(session_await(srv, 2)$answer), "touched")
 })
+
+test_that("the session server stops cleanly with a call waiting: one answer, and the call never runs", {
+  session_skip()
+  p <- session_pair()
+  busy_release <- session_barrier(p$s)
+  busy_started <- session_barrier(p$s)
+  never <- session_barrier(p$s)
+  session_type(p$s, sprintf("writeLines('b', %s); while (!file.exists(%s)) Sys.sleep(0.02)",
+                            deparse(busy_started), deparse(busy_release)))
+  session_wait(p$s, busy_started)
+  mcp_send(p$srv, legacy_call(1, "touch", sprintf('{"path":%s}', json_string(never))))
+  expect_named(session_ask(p$srv, rpc(2, "ping"), 2)$answer, c("jsonrpc", "id", "result"))
+  # End of input, then a request to terminate: serving stops at once.
+  close(p$srv$process$get_input_connection())
+  p$srv$process$signal(tools::SIGTERM)
+  out <- mcp_close(p$srv)
+  expect_equal(out$status, 0L)
+  expect_length(out$responses, 1)
+  expect_equal(out$responses[[1]]$id, 1L)
+  expect_match(first_text(out$responses[[1]]), "The server stopped before tool touch finished.", fixed = TRUE)
+  mcp_validate(out$responses, "2025-06-18", "CallToolResult")
+  writeLines("x", busy_release)
+  session_run(p$s, "invisible(0)")
+  expect_false(file.exists(never))
+})

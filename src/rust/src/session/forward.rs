@@ -98,8 +98,6 @@ pub struct SessionHost {
     next: TaskId,
     /// A tool set for serving to take (see `ToolHost::tool_update`).
     update: Option<ToolSet<RFun>>,
-    /// Nothing was served yet: the first request sets the tools.
-    first: bool,
 }
 
 impl SessionHost {
@@ -124,7 +122,6 @@ impl SessionHost {
             done: VecDeque::new(),
             next: 0,
             update: None,
-            first: true,
         })
     }
 
@@ -183,7 +180,7 @@ impl SessionHost {
             }
         }
         let state = if reachable.len() > 1 { Unattached::Several(reachable) } else { Unattached::NoSession };
-        if self.unattached.as_ref() != Some(&state) || self.first {
+        if self.unattached.as_ref() != Some(&state) {
             self.update = Some(own_tools(&state));
             self.unattached = Some(state);
         }
@@ -466,7 +463,6 @@ impl ToolHost for SessionHost {
         if request && self.link.is_none() {
             self.attach();
         }
-        self.first = false;
         self.update.take()
     }
 }

@@ -233,6 +233,23 @@ test_that("no session: a tool says how to attach; the session ends mid-call; the
   expect_equal(vapply(listed$result$tools, `[[`, "", "name"), "session_status")
   status <- session_ask(srv, legacy_call(2, "session_status"), 2)$answer
   expect_match(first_text(status), "mcplite::mcp_session(tools)", fixed = TRUE)
+  # The server's own tools and answers are valid in every version.
+  for (v in all_versions) {
+    srv_v <- session_server(dir, cwd = cwd)
+    if (v == "2026-07-28") {
+      listed_v <- session_ask(srv_v, modern(1, "tools/list", version = v), 1)$answer
+      called_v <- session_ask(srv_v, modern_call(2, "session_status", version = v), 2)$answer
+      gone_v <- session_ask(srv_v, modern_call(3, "count_rows", '{"name":"df"}', version = v), 3)$answer
+    } else {
+      session_ask(srv_v, initialize_line(v, id = 0), 0)
+      listed_v <- session_ask(srv_v, rpc(1, "tools/list"), 1)$answer
+      called_v <- session_ask(srv_v, legacy_call(2, "session_status"), 2)$answer
+      gone_v <- session_ask(srv_v, legacy_call(3, "count_rows", '{"name":"df"}'), 3)$answer
+    }
+    mcp_validate(list(listed_v, called_v, gone_v), v, c("ListToolsResult", "CallToolResult", "CallToolResult"))
+    expect_true(gone_v$result$isError)
+    mcp_kill(srv_v)
+  }
   gone <- session_ask(srv, legacy_call(3, "count_rows", '{"name":"df"}'), 3)$answer
   expect_true(gone$result$isError)
   expect_match(first_text(gone), "mcplite::mcp_session(tools)", fixed = TRUE)

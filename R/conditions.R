@@ -15,8 +15,8 @@
 #' `client_output`, `client_cancelled`) and
 #' `config` (a client configuration file [mcp_config()] could not write, with a
 #' finer class first: `config_invalid`, `config_jsonc`, `config_layout`,
-#' `config_io`) and `dependency` (a suggested package a function needs is
-#' not installed).
+#' `config_io`), `dependency` (a suggested package a function needs is
+#' not installed) and `session` (a live session [mcp_session()] cannot serve).
 #'
 #' @param message The message, already formatted.
 #' @param class The specific kind, without the `mcplite_error_` prefix.

@@ -40,6 +40,22 @@ rust_progress <- function(progress, total, message) .Call(wrap__rust_progress, p
 
 rust_closure_scope <- function(enter) .Call(wrap__rust_closure_scope, enter)
 
+rust_session_start <- function(settings) .Call(wrap__rust_session_start, settings)
+
+rust_session_next <- function() .Call(wrap__rust_session_next)
+
+rust_session_run <- function() .Call(wrap__rust_session_run)
+
+rust_session_reschedule <- function() .Call(wrap__rust_session_reschedule)
+
+rust_session_cwd <- function() .Call(wrap__rust_session_cwd)
+
+rust_session_stop <- function() .Call(wrap__rust_session_stop)
+
+rust_session_info <- function() .Call(wrap__rust_session_info)
+
+rust_session_registration <- function(path) .Call(wrap__rust_session_registration, path)
+
 rust_otel_start_span <- function(name, attributes, kind) .Call(wrap__rust_otel_start_span, name, attributes, kind)
 
 rust_otel_span_set_attributes <- function(ptr, attributes) .Call(wrap__rust_otel_span_set_attributes, ptr, attributes)

@@ -53,7 +53,7 @@ server_identity <- function(name = "mcplite", version = NULL) {
 # `workers` is NULL (calls run in this process) or what workers_config()
 # returns.
 serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers = NULL,
-                        info = server_identity()) {
+                        info = server_identity(), session = NULL) {
   # If a tool ends R with quit(), R runs exit finalizers: the call in flight
   # still gets its answer.
   exit_hook <- new.env(parent = emptyenv())
@@ -73,7 +73,7 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers 
   out <- rust_serve(list(
     specs = specs, instructions = instructions, json_opts = json_opts,
     invoke = invoke_tool, info = info, helpers = json_helpers(),
-    on_start = otel_on_start, workers = workers
+    on_start = otel_on_start, workers = workers, session = session
   ))
   if (!is.null(out[["error"]])) {
     stop(structure(

@@ -777,6 +777,7 @@ fn driver(subject_program: Option<&str>) -> i32 {
 
     if subject_program.is_none() {
         private_checks(&mut c, &exe);
+        session_checks(&mut c);
     }
 
     println!(
@@ -806,6 +807,73 @@ fn dial(url: &str) -> io::Result<std::os::unix::net::UnixStream> {
 #[cfg(windows)]
 fn dial(url: &str) -> io::Result<std::net::TcpStream> {
     std::net::TcpStream::connect(url.trim_start_matches("tcp://"))
+}
+
+/// The live sessions' directory, registration files and sockets: private on
+/// unix; on Windows each says it is not supported yet.
+fn session_checks(c: &mut Checks) {
+    let base = std::env::temp_dir().join(format!("pcs-{}", &platform::random_token()[..8]));
+    std::env::set_var("MCPLITE_SESSION_DIR", &base);
+    let dir = platform::session_dir();
+    if cfg!(windows) {
+        let said = dir.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+        c.check(said.contains("not supported on Windows"), &format!("sessions say they are not supported ({})", said));
+        let file = base.join("x.json");
+        c.check(platform::write_private_file(&file, b"{}").is_err(), "no registration is written");
+        c.check(platform::read_private_file(&file, 10).is_err(), "no registration is read");
+        c.check(platform::LocalListener::bind_at(&base.join("s")).is_err(), "no session socket");
+        c.check(platform::connect_at(&base.join("s"), b"").is_err(), "no session connection");
+        return;
+    }
+    let dir = match dir {
+        Ok(d) => d,
+        Err(e) => return c.check(false, &format!("session directory: {}", e)),
+    };
+    c.check(platform::session_dir().ok().as_ref() == Some(&dir), "the session directory is found again");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&dir).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+        c.check(mode == 0o700, &format!("the session directory has mode 0700 (got {:o})", mode));
+        let file = dir.join("r.json");
+        c.check(platform::write_private_file(&file, b"{\"a\":1}").is_ok(), "a registration is written");
+        c.check(platform::write_private_file(&file, b"{\"a\":2}").is_ok(), "and replaced");
+        let mode = std::fs::metadata(&file).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+        c.check(mode == 0o600, &format!("the registration has mode 0600 (got {:o})", mode));
+        let read = platform::read_private_file(&file, 100);
+        c.check(read.as_deref().ok() == Some(&b"{\"a\":2}"[..]), "the registration reads back");
+        let link = dir.join("l.json");
+        let _ = std::os::unix::fs::symlink(&file, &link);
+        c.check(platform::read_private_file(&link, 100).is_err(), "a registration that is a link is refused");
+        let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644));
+        c.check(platform::read_private_file(&file, 100).is_err(), "a registration open to others is refused");
+        let sock = dir.join("s.sock");
+        c.check(sock.as_os_str().len() <= platform::SOCKET_PATH_MAX, "the socket path fits");
+        match platform::LocalListener::bind_at(&sock) {
+            Ok(listener) => {
+                let mode = std::fs::metadata(&sock).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+                c.check(mode == 0o600, &format!("the session socket has mode 0600 (got {:o})", mode));
+                let token = platform::random_token();
+                let client = platform::connect_at(&sock, token.as_bytes());
+                let ok = listener.accept_next().map(|s| platform::has_token(&s, token.as_bytes(), Duration::from_secs(5)));
+                c.check(client.is_ok() && matches!(ok, Ok(true)), "connect_at presents the token");
+            }
+            Err(e) => c.check(false, &format!("session socket: {}", e)),
+        }
+        let open = base.with_extension("open");
+        let _ = std::fs::create_dir(&open);
+        let _ = std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755));
+        std::env::set_var("MCPLITE_SESSION_DIR", &open);
+        c.check(platform::session_dir().is_err(), "a session directory open to others is refused");
+        let linked = base.with_extension("link");
+        let _ = std::os::unix::fs::symlink(&dir, &linked);
+        std::env::set_var("MCPLITE_SESSION_DIR", &linked);
+        c.check(platform::session_dir().is_err(), "a session directory that is a link is refused");
+        let _ = std::fs::remove_dir(&open);
+        let _ = std::fs::remove_file(&linked);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::env::remove_var("MCPLITE_SESSION_DIR");
 }
 
 fn private_checks(c: &mut Checks, exe: &std::path::Path) {

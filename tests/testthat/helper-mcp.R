@@ -139,8 +139,10 @@ mcp_check_line <- function(line) {
       "is not a JSON object"
     } else if (!identical(msg$jsonrpc, "2.0")) {
       "lacks jsonrpc \"2.0\""
-    } else if (identical(msg$method, "notifications/progress") && !("id" %in% names(msg))) {
-      # The one message a server sends unasked (mcp_progress()).
+    } else if (isTRUE(msg$method %in% c("notifications/progress", "notifications/tools/list_changed")) &&
+               !("id" %in% names(msg))) {
+      # The messages a server sends unasked: mcp_progress(), and the
+      # session server's change of tools (mcp_session()).
       if (any(c("result", "error") %in% names(msg))) "is a notification with a result or error" else NULL
     } else if (("result" %in% names(msg)) == ("error" %in% names(msg))) {
       "does not hold exactly one of result and error"

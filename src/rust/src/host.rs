@@ -45,7 +45,10 @@ pub fn report_progress(report: mcplite_core::progress::Report) {
         }
         None => {
             drop(current);
-            crate::relay::worker_report(report);
+            // A call of a live session (its link), else one on a worker.
+            if let Some(report) = crate::session::live::report(report) {
+                crate::relay::worker_report(report);
+            }
         }
     }
 }

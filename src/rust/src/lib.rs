@@ -15,6 +15,7 @@ mod relay;
 mod rstring;
 mod script;
 mod serve;
+mod session;
 mod sexp;
 mod workers;
 
@@ -222,6 +223,69 @@ fn rust_closure_scope(enter: bool) {
     host::closure_scope(enter);
 }
 
+/// `mcp_session()`: serve tools from this interactive session
+/// (`list(value = info, error)`).
+/// @noRd
+#[extendr]
+fn rust_session_start(settings: Robj) -> Robj {
+    outcome(session::live::start(&settings))
+}
+
+/// The next call waiting for the main thread, marked running: `list(tool,
+/// client)` or `NULL`.
+/// @noRd
+#[extendr]
+fn rust_session_next() -> Robj {
+    session::live::next()
+}
+
+/// Run the call `rust_session_next()` took and send its answer.
+/// @noRd
+#[extendr]
+fn rust_session_run() {
+    session::live::run()
+}
+
+/// The console was not at top level: look again a little later.
+/// @noRd
+#[extendr]
+fn rust_session_reschedule() {
+    session::live::reschedule()
+}
+
+/// After each top-level command: keep the registration's working directory current.
+/// @noRd
+#[extendr]
+fn rust_session_cwd() {
+    session::live::cwd_changed()
+}
+
+/// `mcp_session_stop()`: whether a session was served.
+/// @noRd
+#[extendr]
+fn rust_session_stop() -> bool {
+    session::live::stop()
+}
+
+/// `mcp_session_info()`.
+/// @noRd
+#[extendr]
+fn rust_session_info() -> Robj {
+    session::live::info()
+}
+
+/// A registration file read as the server reads it (refused if it is a
+/// link, another user's, or open to others): `list(value, error)`.
+/// @noRd
+#[extendr]
+fn rust_session_registration(path: Robj) -> Robj {
+    outcome((|| {
+        let path = rstring::path(&path, "path")?;
+        let r = session::live::read_registration(&path)?;
+        Ok(list!(name = r.name, pid = r.pid as f64, cwd = r.cwd, socket = r.socket).into())
+    })())
+}
+
 /// The process is ending (an exit finalizer): answer a call in flight.
 /// @noRd
 #[extendr]
@@ -384,6 +448,14 @@ extendr_module! {
     fn rust_worker_progress_begin;
     fn rust_worker_progress_end;
     fn rust_closure_scope;
+    fn rust_session_start;
+    fn rust_session_next;
+    fn rust_session_run;
+    fn rust_session_reschedule;
+    fn rust_session_cwd;
+    fn rust_session_stop;
+    fn rust_session_info;
+    fn rust_session_registration;
     use client;
     use config_file;
     use otel;

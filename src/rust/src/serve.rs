@@ -72,7 +72,7 @@ fn formals(spec: &Sx) -> Formals {
     }
 }
 
-fn tools(specs: &Robj) -> std::result::Result<Vec<Tool<RFun>>, String> {
+pub(crate) fn tools(specs: &Robj) -> std::result::Result<Vec<Tool<RFun>>, String> {
     let list = Sx::borrowed(specs);
     let mut out = Vec::with_capacity(list_len(&list));
     for i in 0..list_len(&list) {
@@ -92,6 +92,14 @@ fn list_len(x: &Sx) -> usize {
     } else {
         0
     }
+}
+
+/// The server's name and version from `list(name, version)`.
+pub(crate) fn server_info(info: &Robj) -> ServerInfo {
+    let info_sx = Sx::borrowed(info);
+    let text =
+        |name: &str, default: &str| field(&info_sx, name).and_then(|v| string1(&v)).unwrap_or_else(|| default.into());
+    ServerInfo { name: text("name", "mcplite"), version: text("version", "0.0.0") }
 }
 
 /// How long `run` waits for the input reader thread to end once serving has.
@@ -125,6 +133,9 @@ pub struct Settings {
     /// `NULL` (calls run in this process) or the workers' settings and
     /// functions (see workers.rs).
     workers: Robj,
+    /// `NULL`, or the live-session server's settings (`list(name,
+    /// busy_wait)`, see session/forward.rs): calls go to an R session.
+    session: Robj,
 }
 
 impl Settings {
@@ -145,6 +156,7 @@ impl Settings {
             info: item("info")?,
             on_start: item("on_start")?,
             workers: item("workers")?,
+            session: item("session")?,
         })
     }
 }
@@ -152,17 +164,20 @@ impl Settings {
 /// Serve; returns how serving ended ("end of input", "output closed",
 /// "stopped", "output not read").
 pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
-    let Settings { specs, instructions, json_opts, invoker, info, on_start, workers } = settings;
+    let Settings { specs, instructions, json_opts, invoker, info, on_start, workers, session } = settings;
     let _serving = Serving::start()?;
     let tools = tools(&specs)?;
     let instructions = string1(&Sx::borrowed(&instructions));
-    let info_sx = Sx::borrowed(&info);
-    let text =
-        |name: &str, default: &str| field(&info_sx, name).and_then(|v| string1(&v)).unwrap_or_else(|| default.into());
-    let info = ServerInfo { name: text("name", "mcplite"), version: text("version", "0.0.0") };
+    let info = server_info(&info);
     let opts = mcplite_core::r::options::read(&Sx::borrowed(&json_opts))
         .map_err(|p| format!("payload options: {}", p.text()))?;
     let mut server = Server::new(tools, instructions, info, opts)?;
+    let mut session_host = if session.is_null() {
+        None
+    } else {
+        server.set_live_tools();
+        Some(crate::session::forward::SessionHost::new(&session)?)
+    };
     // The guard comes first: nothing that follows (an exporter opening
     // /dev/stdout, the start hook's R code) can reach the protocol output.
     let mut guard = StdioGuard::install().map_err(|e| format!("cannot take over standard input and output: {e}"))?;
@@ -195,7 +210,9 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     host::set_exit_output(protocol_output().ok());
     let mut output = protocol_output().map_err(|e| format!("cannot write standard output: {e}"))?;
     let input = BufReader::with_capacity(1 << 16, input);
-    let ending = if workers.is_null() {
+    let ending = if let Some(host) = session_host.as_mut() {
+        serve(input, &mut output, &mut server, host, &stop_requests, &mut traced.telemetry)
+    } else if workers.is_null() {
         let mut host = RHost { invoker };
         serve(input, &mut output, &mut server, &mut host, &stop_requests, &mut traced.telemetry)
     } else {

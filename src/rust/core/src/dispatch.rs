@@ -55,6 +55,12 @@ pub enum Finished<V> {
     /// It did not return: an R error, an interrupt, a crashed worker, ... The
     /// message goes to the client as the tool error.
     Failed(String),
+    /// A result the host made itself (no R value to read).
+    Made(Box<CallResult<V>>),
+    /// A result object already written for the call's version by the core of
+    /// another process (a live R session, see [`Server::call_here`]): sent
+    /// as it is.
+    Forwarded { result: Vec<u8>, is_error: bool },
 }
 
 /// What [`ToolHost::call`] did.
@@ -75,6 +81,10 @@ pub struct CallContext {
     /// Where the tool reports progress: `Some` when the request carried a
     /// progress token (see [`crate::progress`]).
     pub progress: Option<crate::progress::Reporter>,
+    /// The version the call is answered in.
+    pub version: VersionIndex,
+    /// The client's name (its `clientInfo`), when it gave one.
+    pub client: Option<String>,
 }
 
 /// What to answer if the process ends before a call is answered: R will not
@@ -224,6 +234,24 @@ pub trait ToolHost {
     fn has_timers(&self) -> bool {
         false
     }
+    /// A new set of tools, for a host whose tools change while serving (the
+    /// live-session server): serving puts it in the server and tells the
+    /// client (`notifications/tools/list_changed`). `request`: a request is
+    /// about to be handled (the host may look for changes then), else an
+    /// idle look.
+    fn tool_update(&mut self, _request: bool) -> Option<ToolSet<Self::Fun>> {
+        None
+    }
+}
+
+/// A whole tool set: the tools, and optionally their `tools` arrays already
+/// written per version (in [`VERSIONS`] order) by another process's core;
+/// `fallback` is called for any other tool name (it answers with a tool
+/// error) instead of the "unknown tool" error.
+pub struct ToolSet<F> {
+    pub tools: Vec<Tool<F>>,
+    pub lists: Option<Vec<Box<RawValue>>>,
+    pub fallback: Option<Tool<F>>,
 }
 
 /// See [`ToolHost::input_waker`]: called from the input reader's thread.
@@ -330,6 +358,12 @@ pub struct Server<F> {
     server_info: std::sync::Arc<Value>,
     /// Tools whose author was told that a number was sent as 0 (once each).
     zero_noted: std::collections::HashSet<String>,
+    /// The tools may change while serving (see [`Server::set_live_tools`]).
+    live_tools: bool,
+    /// Called for tool names not in `tools` (see [`ToolSet`]).
+    fallback: Option<Tool<F>>,
+    /// The client's name from the latest legacy `initialize`.
+    legacy_client: Option<String>,
 }
 
 /// A `tools/list` result: the tool array written once when serving began
@@ -357,18 +391,7 @@ impl<F> Server<F> {
         info: ServerInfo,
         json_options: rjson::Options,
     ) -> Result<Self, String> {
-        let tools_json = VERSIONS
-            .iter()
-            .map(|v| {
-                serde_json::value::to_raw_value(&tools.iter().map(|t| project_tool(&t.def, v)).collect::<Vec<_>>())
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot write the tool list: {e}"))?;
-        let names: Vec<String> = tools.iter().map(|t| t.def.name.clone()).collect();
-        if let Some(message) = r::spec::repeated_names(&names) {
-            return Err(message);
-        }
-        let by_name: HashMap<String, Tool<F>> = names.into_iter().zip(tools).collect();
+        let (by_name, tools_json) = index_tools(tools, None)?;
         let server_info = std::sync::Arc::new(json!({"name": info.name, "version": info.version}));
         Ok(Server {
             tools: by_name,
@@ -378,7 +401,76 @@ impl<F> Server<F> {
             json_options,
             server_info,
             zero_noted: Default::default(),
+            live_tools: false,
+            fallback: None,
+            legacy_client: None,
         })
+    }
+
+    /// This server's tools may change while it serves (the live-session
+    /// server): it declares `listChanged: true` and its modern `tools/list`
+    /// may not be cached (`ttlMs: 0`, `cacheScope: "private"`).
+    pub fn set_live_tools(&mut self) {
+        self.live_tools = true;
+    }
+
+    /// Replace the tools (see [`ToolHost::tool_update`]).
+    pub fn replace_tools(&mut self, set: ToolSet<F>) -> Result<(), String> {
+        let (by_name, tools_json) = index_tools(set.tools, set.lists)?;
+        self.tools = by_name;
+        self.tools_json = tools_json;
+        self.fallback = set.fallback;
+        Ok(())
+    }
+
+    /// The `tools` array each version lists (in [`VERSIONS`] order): what a
+    /// live session hands the server that forwards to it.
+    pub fn tool_lists(&self) -> Vec<(&'static str, &RawValue)> {
+        VERSIONS.iter().zip(&self.tools_json).map(|(v, t)| (v.id, &**t)).collect()
+    }
+
+    /// Whether a change of tools is announced to the client: a live server
+    /// to a client that initialized (legacy; modern clients would need
+    /// `subscriptions/listen`, which mcplite does not implement).
+    pub fn announces_tool_changes(&self) -> bool {
+        self.live_tools && self.legacy.is_some()
+    }
+
+    /// The names of the tools served.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// Run one call that another process's server received (a live
+    /// session's link): the arguments checked and the tool run exactly as
+    /// for `tools/call`; the result object written for version `v` (no
+    /// envelope: the other server answers its client), and whether it is a
+    /// tool error. `None` for a tool this server does not have.
+    pub fn call_here<H: ToolHost<Fun = F>>(
+        &mut self,
+        name: &str,
+        arguments: Option<Val<'_>>,
+        host: &mut H,
+        cx: CallContext,
+    ) -> Option<(Vec<u8>, bool)> {
+        let tool = self.tools.get(name)?;
+        let v = cx.version;
+        let finished = match r::args::check(arguments, &tool.formals, name) {
+            Err(message) => Finished::Failed(message),
+            Ok(()) => {
+                rjson::take_zeroed();
+                match host.call(tool, arguments, cx) {
+                    Started::Done(f) => f,
+                    Started::Running(_) => Finished::Failed(format!("Tool {name} could not run here.")),
+                }
+            }
+        };
+        let result = self.call_result(finished, name).0;
+        let version = &VERSIONS[v];
+        let server_meta = version.modern_result.then_some((META_SERVER_INFO, &*self.server_info));
+        let mut out = Vec::with_capacity(256);
+        write_result(&mut out, &result, version, server_meta);
+        Some((out, result.is_error))
     }
 
     /// The line for the author, the first time a result of `tool` held a
@@ -478,9 +570,11 @@ impl<F> Server<F> {
             }
         }
         self.legacy = Some(v);
+        self.legacy_client =
+            msg.param(wire::CLIENT_INFO).and_then(|c| c.get("name")).and_then(|n| n.as_str()).map(str::to_string);
         let mut result = Map::new();
         result.insert(wire::PROTOCOL_VERSION.into(), Value::from(want.id));
-        result.insert("capabilities".into(), version::server_capabilities());
+        result.insert("capabilities".into(), version::server_capabilities_for(self.live_tools));
         result.insert(wire::SERVER_INFO.into(), self.server_info_value());
         if let Some(text) = self.instructions.as_ref().filter(|_| want.initialize_instructions) {
             result.insert("instructions".into(), Value::from(text.clone()));
@@ -536,7 +630,7 @@ impl<F> Server<F> {
         let mut result = Map::new();
         result.insert(wire::RESULT_TYPE.into(), Value::from("complete"));
         result.insert(wire::SUPPORTED_VERSIONS.into(), Value::from(version::supported_ids()));
-        result.insert("capabilities".into(), version::server_capabilities());
+        result.insert("capabilities".into(), version::server_capabilities_for(self.live_tools));
         if let Some(text) = &self.instructions {
             result.insert("instructions".into(), Value::from(text.clone()));
         }
@@ -554,7 +648,13 @@ impl<F> Server<F> {
         let (mut head, mut tail) = (Map::new(), Map::new());
         if VERSIONS[v].modern_result {
             head.insert(wire::RESULT_TYPE.into(), Value::from("complete"));
-            self.modern_tail(&mut tail, true);
+            if self.live_tools {
+                tail.insert(wire::TTL_MS.into(), Value::from(version::LIVE_CACHE_TTL_MS));
+                tail.insert(wire::CACHE_SCOPE.into(), Value::from("private"));
+                self.modern_tail(&mut tail, false);
+            } else {
+                self.modern_tail(&mut tail, true);
+            }
         }
         let listed = ToolsListResult { head, tools: &self.tools_json[v], tail };
         serde_json::to_string(&listed).map_err(|e| RpcError::new(ErrorCode::InternalError, e.to_string()))
@@ -590,7 +690,7 @@ impl<F> Server<F> {
                 ))
             }
         };
-        let Some(tool) = self.tools.get(name) else {
+        let Some(tool) = self.tools.get(name).or(self.fallback.as_ref()) else {
             return Reply::Answer(error_answer(&id, Some(v), RpcError::invalid_params(format!("unknown tool {name}"))));
         };
         let finished = match r::args::check(arguments, &tool.formals, name) {
@@ -603,7 +703,16 @@ impl<F> Server<F> {
                 rjson::take_zeroed();
                 let progress = progress_token(msg)
                     .map(|token| progress.open(id.key().clone(), token.to_string(), VERSIONS[v].progress_message));
-                match host.call(tool, arguments, CallContext { traceparent, id: id.clone(), progress }) {
+                let client = if is_modern(msg) {
+                    msg.meta_field(META_CLIENT_INFO)
+                        .and_then(|c| c.get("name"))
+                        .and_then(|n| n.as_str())
+                        .map(str::to_string)
+                } else {
+                    self.legacy_client.clone()
+                };
+                let cx = CallContext { traceparent, id: id.clone(), progress, version: v, client };
+                match host.call(tool, arguments, cx) {
                     Started::Done(f) => f,
                     Started::Running(task) => {
                         return Reply::Pending(Pending { task, id, version: v, tool: name.to_string() })
@@ -616,20 +725,25 @@ impl<F> Server<F> {
 
     /// The answer to a finished call.
     pub fn finish<V: RValue>(&self, id: &RequestId, v: VersionIndex, tool: &str, finished: Finished<V>) -> Answer {
-        let read = match finished {
-            Finished::Returned(value) => r::result::read_return(value, &self.json_options, tool),
-            Finished::Failed(message) => Err(message),
-        };
-        let (result, failure) = match read {
-            Ok(result) => (result, None),
-            Err(message) => (CallResult::tool_error(message.clone()), Some(message)),
+        let (line, is_error, failure) = match finished {
+            Finished::Forwarded { result, is_error } => {
+                let mut line = Vec::with_capacity(result.len() + 64);
+                envelope::begin_result(&mut line, id);
+                line.extend_from_slice(&result);
+                envelope::end_line(&mut line);
+                (line, is_error, None)
+            }
+            finished => {
+                let (result, failure) = self.call_result(finished, tool);
+                (answer_line(id, v, &result, &self.server_info), result.is_error, failure)
+            }
         };
         Answer {
-            line: answer_line(id, v, &result, &self.server_info),
+            line,
             facts: Facts {
                 version: Some(v),
                 rpc_error: None,
-                tool_error: result.is_error,
+                tool_error: is_error,
                 failure,
                 tool: Some(tool.to_string()),
                 zeroed_number: rjson::take_zeroed(),
@@ -637,10 +751,50 @@ impl<F> Server<F> {
         }
     }
 
+    /// A finished call's result, and why it failed (for the author's line).
+    fn call_result<V: RValue>(&self, finished: Finished<V>, tool: &str) -> (CallResult<V>, Option<String>) {
+        let read = match finished {
+            Finished::Returned(value) => r::result::read_return(value, &self.json_options, tool),
+            Finished::Failed(message) => Err(message),
+            Finished::Made(result) => Ok(*result),
+            // Written already; only `finish` sends it (a host of `call_here` never makes one).
+            Finished::Forwarded { .. } => Err(format!("Tool {tool} returned a result written for another server.")),
+        };
+        match read {
+            Ok(result) => (result, None),
+            Err(message) => (CallResult::tool_error(message.clone()), Some(message)),
+        }
+    }
+
     /// The answer when a call fails in the service itself (a bug): -32603.
     pub fn internal_error(id: &RequestId) -> Answer {
         error_answer(id, None, RpcError::new(ErrorCode::InternalError, "Internal error"))
     }
+}
+
+/// Tools by name and their `tools` arrays per version: `lists` when another
+/// process's core wrote them, else projected here.
+#[allow(clippy::type_complexity)]
+fn index_tools<F>(
+    tools: Vec<Tool<F>>,
+    lists: Option<Vec<Box<RawValue>>>,
+) -> Result<(HashMap<String, Tool<F>>, Vec<Box<RawValue>>), String> {
+    let tools_json = match lists {
+        Some(lists) if lists.len() == VERSIONS.len() => lists,
+        Some(_) => return Err("the tool lists do not match the served versions".into()),
+        None => VERSIONS
+            .iter()
+            .map(|v| {
+                serde_json::value::to_raw_value(&tools.iter().map(|t| project_tool(&t.def, v)).collect::<Vec<_>>())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("cannot write the tool list: {e}"))?,
+    };
+    let names: Vec<String> = tools.iter().map(|t| t.def.name.clone()).collect();
+    if let Some(message) = r::spec::repeated_names(&names) {
+        return Err(message);
+    }
+    Ok((names.into_iter().zip(tools).collect(), tools_json))
 }
 
 /// The request's progress token as the client wrote it (its JSON text), if

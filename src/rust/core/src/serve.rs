@@ -211,6 +211,9 @@ fn spawn_reader<R: BufRead + Send + 'static>(
     Ok(Lines { rx, budget })
 }
 
+/// The notification a server whose tools changed sends (no params).
+const TOOLS_CHANGED_LINE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+
 /// A call running on a worker, with its open span.
 struct Running {
     pending: Pending,
@@ -281,6 +284,19 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
         crate::dispatch::recycle_line(line);
     }
 
+    /// Put a new tool set from the host in the server, and tell the client
+    /// (see [`ToolHost::tool_update`]).
+    fn update_tools(&mut self, request: bool) {
+        let Some(set) = self.host.tool_update(request) else { return };
+        match self.server.replace_tools(set) {
+            Ok(()) if self.server.announces_tool_changes() => {
+                self.write(TOOLS_CHANGED_LINE.to_vec());
+            }
+            Ok(()) => {}
+            Err(e) => diag(&format!("mcplite: the new tool set was not taken: {e}")),
+        }
+    }
+
     /// Handle one classified line.
     pub fn process(&mut self, incoming: Incoming) {
         match incoming {
@@ -299,6 +315,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
                 self.telemetry.end(span, &facts);
             }
             Incoming::Request(msg) => {
+                self.update_tools(true);
                 let call_key = msg.id.as_ref().filter(|_| msg.method == "tools/call").map(|id| id.key().clone());
                 if call_key.as_ref().is_some_and(|k| lock(&self.cancelled).contains(k)) {
                     // Cancelled before it started (the cancellation is
@@ -497,6 +514,7 @@ where
         if s.output_closed() {
             return Ok(Ending::OutputClosed);
         }
+        s.update_tools(false);
         let requests = stop_requests();
         if let Phase::WindingDown { why, since, terminate, announced } = phase {
             // Calls still running finish and are answered, within a bound.

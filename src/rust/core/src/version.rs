@@ -156,8 +156,18 @@ pub fn negotiate_legacy(requested: &str) -> VersionIndex {
 /// What mcplite declares it can do: tools, and it never announces changes to
 /// the list (it sends no notifications).
 pub fn server_capabilities() -> serde_json::Value {
-    serde_json::json!({"tools": {(crate::wire::LIST_CHANGED): false}})
+    server_capabilities_for(false)
 }
+
+/// The capabilities of a server whose tools may change while it serves (the
+/// live-session server, see `Server::set_live_tools`): it promises
+/// `notifications/tools/list_changed`.
+pub fn server_capabilities_for(live_tools: bool) -> serde_json::Value {
+    serde_json::json!({"tools": {(crate::wire::LIST_CHANGED): live_tools}})
+}
+
+/// `ttlMs` of a live-session server's modern `tools/list`: stale at once.
+pub const LIVE_CACHE_TTL_MS: u64 = 0;
 
 pub fn supported_ids() -> Vec<&'static str> {
     VERSIONS.iter().map(|v| v.id).collect()

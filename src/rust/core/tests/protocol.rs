@@ -802,3 +802,112 @@ fn a_call_cancelled_before_it_starts_never_runs() {
     let ids: Vec<&Value> = r.iter().map(|m| &m["id"]).collect();
     assert_eq!(ids, [&json!(0), &json!(1), &json!(3)]);
 }
+
+/// A host whose tools change while serving (the live-session server): it
+/// hands serving a new tool set at a given request, and answers the tool
+/// `forwarded` with a result another process wrote.
+struct LiveHost {
+    inner: TestHost,
+    requests: usize,
+    change_at: usize,
+}
+
+impl mcplite_core::ToolHost for LiveHost {
+    type Fun = &'static str;
+    type Value = mcplite_core::rjson::testvalue::TV;
+
+    fn call(
+        &mut self,
+        tool: &mcplite_core::Tool<&'static str>,
+        args: Option<mcplite_core::json::Val<'_>>,
+        cx: mcplite_core::dispatch::CallContext,
+    ) -> mcplite_core::dispatch::Started<Self::Value> {
+        use mcplite_core::dispatch::{Finished, Started};
+        match tool.fun {
+            "forwarded" => Started::Done(Finished::Forwarded {
+                result: br#"{"content":[{"type":"text","text":"from the session"}],"isError":false}"#.to_vec(),
+                is_error: false,
+            }),
+            "unattached" => Started::Done(Finished::Failed("no session".into())),
+            _ => self.inner.call(tool, args, cx),
+        }
+    }
+
+    fn tool_update(&mut self, request: bool) -> Option<mcplite_core::dispatch::ToolSet<&'static str>> {
+        if !request {
+            return None;
+        }
+        self.requests += 1;
+        (self.requests == self.change_at).then(|| mcplite_core::dispatch::ToolSet {
+            tools: vec![tool("forwarded")],
+            lists: None,
+            fallback: Some(tool("unattached")),
+        })
+    }
+}
+
+#[test]
+fn live_tools_change_while_serving() {
+    let mut server = server(&["echo"]);
+    server.set_live_tools();
+    let mut host = LiveHost { inner: TestHost::default(), requests: 0, change_at: 3 };
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"forwarded","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#,
+    ]
+    .join("\n");
+    let modern_list = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{{{M}}}}}"#);
+    let input = std::io::BufReader::new(std::io::Cursor::new(format!("{lines}\n{modern_list}").into_bytes()));
+    let mut out = Vec::new();
+    serve(input, &mut out, &mut server, &mut host, &StopRequests::default, &mut Telemetry::from_provider(None))
+        .unwrap();
+    let got: Vec<Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(got[0]["result"]["capabilities"], json!({"tools": {"listChanged": true}}));
+    assert_eq!(got[1]["result"]["tools"][0]["name"], "echo");
+    // The change is announced before the answer to the request that found it.
+    assert_eq!(got[2], json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+    assert_eq!(got[3]["result"]["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(got[3]["result"]["tools"][0]["name"], "forwarded");
+    assert_eq!(got[4]["result"]["content"][0]["text"], "from the session");
+    // A name not served goes to the fallback: a tool error, not -32602.
+    assert_eq!(got[5]["result"]["isError"], true);
+    assert_eq!(got[5]["result"]["content"][0]["text"], "no session");
+    assert_eq!(got[6]["result"]["ttlMs"], 0);
+    assert_eq!(got[6]["result"]["cacheScope"], "private");
+    assert_eq!(got.len(), 7);
+}
+
+#[test]
+fn a_call_run_for_another_server_gives_the_result_for_its_version() {
+    use mcplite_core::dispatch::CallContext;
+    use mcplite_core::envelope::RequestId;
+    use mcplite_core::json::Doc;
+    let mut server = server(&["echo"]);
+    let mut host = TestHost::default();
+    let args = Doc::parse(br#"{"a":1}"#.to_vec()).unwrap();
+    let id_doc = Doc::parse(b"7".to_vec()).unwrap();
+    for (v, version) in mcplite_core::version::VERSIONS.iter().enumerate() {
+        let cx = CallContext {
+            traceparent: None,
+            id: RequestId::parse(id_doc.root()).unwrap(),
+            progress: None,
+            version: v,
+            client: Some("c".into()),
+        };
+        let (result, is_error) = server.call_here("echo", Some(args.root()), &mut host, cx).unwrap();
+        let result: Value = serde_json::from_slice(&result).unwrap();
+        assert!(!is_error);
+        assert_eq!(result["content"][0]["text"], r#"{"a":1}"#, "{}", version.id);
+    }
+    let cx = CallContext {
+        traceparent: None,
+        id: RequestId::parse(id_doc.root()).unwrap(),
+        progress: None,
+        version: 0,
+        client: None,
+    };
+    assert!(server.call_here("nope", None, &mut host, cx).is_none());
+}

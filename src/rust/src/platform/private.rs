@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 /// name): the directory is chosen so that its path with such a name fits in
 /// a Unix socket address (`sun_path`: 104 bytes on macOS, 108 on Linux).
 pub const NAME_ROOM: usize = 16;
-const SOCKET_PATH_MAX: usize = 103;
+/// The longest Unix socket path (`sun_path` holds 104 bytes on macOS, with
+/// its terminating NUL).
+pub const SOCKET_PATH_MAX: usize = 103;
 
 /// 32 hex digits no other process can guess: std's per-process random hash
 /// keys (no RNG crate, and R's RNG is the user's).
@@ -82,6 +84,48 @@ impl Drop for PrivateDir {
     }
 }
 
+/// The directory where this user's live R sessions register
+/// (`mcp_session()`): `MCPLITE_SESSION_DIR` if set, else `/tmp/mcplite-<uid>`;
+/// made private (mode 0700) if missing, refused if it is a link, another
+/// user's, or open to others. Not on Windows (an error says so).
+pub fn session_dir() -> io::Result<PathBuf> {
+    // First, also when a directory is given: Windows says it has no sessions.
+    let default = imp::session_base()?;
+    let dir = match std::env::var_os("MCPLITE_SESSION_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => default,
+    };
+    match imp::create_private_dir(&dir) {
+        Ok(()) => Ok(dir),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => imp::check_private_dir(&dir).map(|_| dir),
+        Err(e) => Err(e),
+    }
+}
+
+/// Replace `path` (in a private directory) with `bytes`, atomically: a new
+/// file of mode 0600 never opened through a link, renamed over it.
+pub fn write_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".{}.tmp", &random_token()[..12]));
+    imp::write_private_file(path, Path::new(&temp), bytes)
+}
+
+/// At most `max` bytes of `path`: refused if it is a link, not a regular
+/// file, another user's, or open to others.
+pub fn read_private_file(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    imp::read_private_file(path, max)
+}
+
+/// Connect to a listener made by [`LocalListener::bind_at`] and send `token`.
+pub fn connect_at(path: &Path, token: &[u8]) -> io::Result<LocalStream> {
+    use std::io::Write;
+    let mut stream = imp::connect_at(path)?;
+    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+    stream.write_all(token)?;
+    stream.set_write_timeout(None)?;
+    Ok(stream)
+}
+
 /// A listener for local connections from this user's processes: unix, a
 /// Unix socket `name` inside a [`PrivateDir`]; Windows, loopback TCP (std
 /// has no named pipes), which every local user can reach.
@@ -99,6 +143,13 @@ impl LocalListener {
         let (listener, url) = imp::local_listen(dir.path(), name)?;
         listener.set_nonblocking(true)?;
         Ok(LocalListener { listener, url })
+    }
+
+    /// A Unix socket at `path`, in a directory made by [`session_dir`] (not
+    /// on Windows).
+    pub fn bind_at(path: &Path) -> io::Result<LocalListener> {
+        let listener = imp::listen_at(path)?;
+        Ok(LocalListener { listener, url: format!("ipc://{}", path.display()) })
     }
 
     /// The address, as nanonext's `stream(dial = )` takes it.

@@ -476,18 +476,88 @@ pub(super) fn temp_bases() -> Vec<std::path::PathBuf> {
 /// what was made: a directory, not a link, owned by this user, open to no
 /// one else (a umask can only remove bits).
 pub(super) fn create_private_dir(path: &std::path::Path) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().mode(0o700).create(path)?;
-    let meta = std::fs::symlink_metadata(path)?;
+    check_private_dir(path)
+}
+
+fn effective_uid() -> u32 {
     // SAFETY: geteuid() has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if !meta.file_type().is_dir() || meta.uid() != me || meta.mode() & 0o077 != 0 {
+    unsafe { libc::geteuid() }
+}
+
+/// Whether file facts say: this user's, open to no one else (no group or
+/// other permission bits), of the kind wanted. The one check of ownership and
+/// permissions, for private directories and the files in them.
+fn is_private(meta: &std::fs::Metadata, dir: bool) -> bool {
+    let kind = if dir { meta.file_type().is_dir() } else { meta.file_type().is_file() };
+    kind && meta.uid() == effective_uid() && meta.mode() & 0o077 == 0
+}
+
+/// A directory (not a link), this user's, open to no one else.
+pub(super) fn check_private_dir(path: &std::path::Path) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if !is_private(&meta, true) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("{} is not a private directory of this user", path.display()),
+            format!(
+                "{} is not a private directory of this user (a link, another owner, or open to others)",
+                path.display()
+            ),
         ));
     }
     Ok(())
+}
+
+/// The per-user directory of live sessions when none is given: /tmp, not
+/// TMPDIR (both sides must find the same directory, and socket paths must
+/// stay short).
+pub(super) fn session_base() -> io::Result<std::path::PathBuf> {
+    Ok(std::path::PathBuf::from(format!("/tmp/mcplite-{}", effective_uid())))
+}
+
+/// Write `bytes` to a new file next to `path` (mode 0600, never through a
+/// link: created exclusively, `O_NOFOLLOW`), then rename it over `path`.
+pub(super) fn write_private_file(path: &std::path::Path, temp: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file =
+        OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(temp)?;
+    let written = file.write_all(bytes).and_then(|_| file.sync_all()).and_then(|_| std::fs::rename(temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(temp);
+    }
+    written
+}
+
+/// Read at most `max` bytes of `path`, which must be a regular file (not a
+/// link: `O_NOFOLLOW`) of this user open to no one else.
+pub(super) fn read_private_file(path: &std::path::Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    if !is_private(&file.metadata()?, false) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not a private file of this user", path.display()),
+        ));
+    }
+    let mut out = Vec::new();
+    file.take(max).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// A Unix socket at `path` (its directory is private), mode 0600 as well:
+/// connecting needs write permission on the socket file.
+pub(super) fn listen_at(path: &std::path::Path) -> io::Result<LocalListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let listener = LocalListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+pub(super) fn connect_at(path: &std::path::Path) -> io::Result<LocalStream> {
+    LocalStream::connect(path)
 }
 
 pub(super) type LocalListener = std::os::unix::net::UnixListener;

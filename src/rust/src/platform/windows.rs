@@ -484,6 +484,34 @@ pub(super) type LocalStream = std::net::TcpStream;
 
 /// std has no named pipes: loopback TCP, which any local user can reach (the
 /// token the caller checks is what keeps others out).
+fn no_sessions() -> io::Error {
+    io::Error::new(io::ErrorKind::Other, "live R sessions (mcp_session()) are not supported on Windows yet")
+}
+
+pub(super) fn check_private_dir(_path: &std::path::Path) -> io::Result<()> {
+    Err(no_sessions())
+}
+
+pub(super) fn session_base() -> io::Result<std::path::PathBuf> {
+    Err(no_sessions())
+}
+
+pub(super) fn write_private_file(_path: &std::path::Path, _temp: &std::path::Path, _bytes: &[u8]) -> io::Result<()> {
+    Err(no_sessions())
+}
+
+pub(super) fn read_private_file(_path: &std::path::Path, _max: u64) -> io::Result<Vec<u8>> {
+    Err(no_sessions())
+}
+
+pub(super) fn listen_at(_path: &std::path::Path) -> io::Result<LocalListener> {
+    Err(no_sessions())
+}
+
+pub(super) fn connect_at(_path: &std::path::Path) -> io::Result<LocalStream> {
+    Err(no_sessions())
+}
+
 pub(super) fn local_listen(_dir: &std::path::Path, _name: &str) -> io::Result<(LocalListener, String)> {
     let listener = LocalListener::bind(("127.0.0.1", 0))?;
     let port = listener.local_addr()?.port();

@@ -25,7 +25,11 @@ ready <- file.path(dir, "ready")
 cmd <- sprintf("env R_LIBS=%s MCPLITE_SESSION_DIR=%s %s --vanilla -q", shQuote(libs), shQuote(dir),
                shQuote(file.path(R.home("bin"), "R")))
 system2("tmux", c("new-session", "-d", "-s", tmux, "-x", "200", "-y", "50", shQuote(cmd)))
-on.exit(system2("tmux", c("kill-session", "-t", tmux)), add = TRUE)
+# (on.exit() does nothing at the top level of a script.)
+done <- function() {
+  system2("tmux", c("kill-session", "-t", tmux))
+  system2("rm", c("-rf", shQuote(dir)))
+}
 typed <- sprintf("mcplite::mcp_session(%s, name = 'bench'); writeLines('ok', '%s')", tool_code, ready)
 system2("tmux", c("send-keys", "-t", tmux, "-l", shQuote(typed)))
 system2("tmux", c("send-keys", "-t", tmux, "Enter"))
@@ -79,13 +83,16 @@ cold <- function(kind) {
   }, numeric(1))
 }
 
-server_ms <- latency("server")
-session_ms <- latency("session")
+measured <- tryCatch(list(server = latency("server"), session = latency("session"),
+                          cold_server = cold("server"), cold_session = cold("session")),
+                     finally = done())
+server_ms <- measured$server
+session_ms <- measured$session
 cat(sprintf("calls (%d sequential, ms)    median    p90    p99\n", n))
 row <- function(label, x) cat(sprintf("%-28s %7.3f %7.3f %7.3f\n", label, median(x), quantile(x, 0.9), quantile(x, 0.99)))
 row("mcp_server()", server_ms)
 row("mcp_session() forwarded", session_ms)
 cat(sprintf("forwarding adds (median)     %7.3f ms\n", median(session_ms) - median(server_ms)))
 cat(sprintf("\ncold start to tools/list (%d each, ms, median)\n", cold_reps))
-cat(sprintf("%-28s %7.0f\n", "mcp_server()", median(cold("server"))))
-cat(sprintf("%-28s %7.0f\n", "mcp_session_server()", median(cold("session"))))
+cat(sprintf("%-28s %7.0f\n", "mcp_server()", median(measured$cold_server)))
+cat(sprintf("%-28s %7.0f\n", "mcp_session_server()", median(measured$cold_session)))

@@ -13,7 +13,8 @@
 # Run `expr` when the frame `envir` (a test) exits.
 session_defer <- function(expr, envir = parent.frame()) {
   thunk <- as.call(list(function() expr))
-  do.call(base::on.exit, list(thunk, add = TRUE), envir = envir)
+  # Last in, first out: processes go before the directories they use.
+  do.call(base::on.exit, list(thunk, add = TRUE, after = FALSE), envir = envir)
 }
 
 session_skip <- function() {
@@ -29,7 +30,8 @@ session_dir_new <- function(env = parent.frame()) {
   dir <- tempfile("mcpls-", tmpdir = "/tmp")
   dir.create(dir, mode = "0700")
   Sys.chmod(dir, "0700")
-  session_defer(unlink(dir, recursive = TRUE), envir = env)
+  # rm: R's unlink() leaves sockets behind.
+  session_defer(system2("rm", c("-rf", shQuote(dir))), envir = env)
   dir
 }
 

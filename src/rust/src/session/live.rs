@@ -282,8 +282,9 @@ fn write_registration(path: &Path, reg: &Registration) -> Result<(), String> {
     platform::write_private_file(path, &bytes).map_err(|e| e.to_string())
 }
 
-/// Remove the registrations (and sockets) of sessions whose process is gone
-/// (a crash, a kill): servers would try them in vain.
+/// Remove the registrations (and sockets) of sessions that are gone (a
+/// crash, a kill): nothing listens on their socket any more (the kernel
+/// closed it with the process), so servers would try them in vain.
 fn remove_stale(dir: &Path, me: u32) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
@@ -291,10 +292,17 @@ fn remove_stale(dir: &Path, me: u32) {
             continue;
         }
         let Ok(reg) = read_registration(&path) else { continue };
-        // Only where the OS tells a process's start (else: not known gone).
-        if reg.pid != me && platform::process_start(reg.pid).is_none() && platform::process_start(me).is_some() {
-            // Its socket by its name here, not by the path the file holds.
-            let _ = std::fs::remove_file(dir.join(format!("{}.sock", reg.pid)));
+        // Its socket by its name here, not by the path the file holds.
+        let socket = dir.join(format!("{}.sock", reg.pid));
+        if reg.pid == me {
+            continue;
+        }
+        let gone = match platform::connect_at(&socket, b"") {
+            Ok(_) => false,
+            Err(e) => matches!(e.kind(), std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound),
+        };
+        if gone {
+            let _ = std::fs::remove_file(&socket);
             let _ = std::fs::remove_file(&path);
         }
     }

@@ -126,9 +126,10 @@ mcp_session_info <- function() {
   rust_session_info()
 }
 
-# Runs one call's tool for the session (the console guard may wrap it).
+# Runs one call's tool for the session, under the console guard
+# (R/console-guard.R): no prompts, the console's state put back.
 session_call <- function(fun, args, name) {
-  invoke_tool(fun, args, name)
+  session_guarded_call(fun, args, name)
 }
 
 # later's callback (through the glue): a call runs only at the console's top
@@ -169,7 +170,7 @@ session_dispatch <- function() {
 mcp_session_server <- function(name = NULL) {
   call <- sys.call()
   check_string(name, "name", call = call, allow_null = TRUE, allow_empty = FALSE)
-  if (is.null(name) && nzchar(Sys.getenv("MCPLITE_SESSION"))) name <- Sys.getenv("MCPLITE_SESSION")
+  if (is.null(name) && nzchar(Sys.getenv(session_env_var))) name <- Sys.getenv(session_env_var)
   busy <- session_busy_wait(call)
   serve_specs(list(), json_opts = payload_options(call), session = list(name = name, busy_wait = busy),
               info = server_identity("mcplite-session"))

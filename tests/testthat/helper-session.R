@@ -18,9 +18,7 @@ session_defer <- function(expr, envir = parent.frame()) {
 }
 
 session_skip <- function() {
-  testthat::skip_on_cran()
-  testthat::skip_on_os("windows")
-  if (!nzchar(Sys.which("tmux"))) testthat::skip("tmux is not installed")
+  skip_if_no_tmux()
   testthat::skip_if_not_installed("later")
   skip_if_no_mcplite_child()
 }
@@ -40,30 +38,20 @@ session_r <- function(dir, cwd = NULL, env = character(), envir = parent.frame()
     cwd <- tempfile("mcpls-cwd-")
     dir.create(cwd)
   }
-  name <- basename(tempfile("mcplite-test-"))
-  vars <- c(R_LIBS = mcp_child_libs(), MCPLITE_SESSION_DIR = dir, env)
-  cmd <- paste(c("env", paste0(names(vars), "=", shQuote(vars)),
-                 shQuote(file.path(R.home("bin"), "R")), "--vanilla", "-q"), collapse = " ")
-  status <- system2("tmux", c("new-session", "-d", "-s", name, "-x", "200", "-y", "50",
-                              "-c", shQuote(cwd), shQuote(cmd)))
-  if (status != 0) testthat::skip("tmux cannot start a session here")
   s <- new.env(parent = emptyenv())
-  s$name <- name
+  s$name <- tmux_r_start(c(R_LIBS = mcp_child_libs(), MCPLITE_SESSION_DIR = dir, env), cwd = cwd,
+                         args = c("--vanilla", "-q"), .local_envir = envir)
   s$cwd <- cwd
   s$dir <- dir
   s$barriers <- tempfile("mcpls-barriers-")
   dir.create(s$barriers)
   s$n <- 0L
-  session_defer({
-    system2("tmux", c("kill-session", "-t", name), stdout = FALSE, stderr = FALSE)
-    unlink(s$barriers, recursive = TRUE)
-  }, envir = envir)
+  session_defer(unlink(s$barriers, recursive = TRUE), envir = envir)
   s
 }
 
 session_type <- function(s, code) {
-  system2("tmux", c("send-keys", "-t", s$name, "-l", shQuote(code)))
-  system2("tmux", c("send-keys", "-t", s$name, "Enter"))
+  tmux_type(s$name, code)
   invisible(s)
 }
 
@@ -73,9 +61,7 @@ session_barrier <- function(s) {
 }
 
 # What the terminal shows now (for failure messages).
-session_screen <- function(s) {
-  paste(system2("tmux", c("capture-pane", "-p", "-t", s$name), stdout = TRUE), collapse = "\n")
-}
+session_screen <- function(s) tmux_screen(s$name)
 
 session_wait <- function(s, path, timeout = 60) {
   ok <- wait_until(function() file.exists(path), timeout)

@@ -1,21 +1,34 @@
 # An interactive R at a pseudo-terminal (tmux), for what only a real console
 # shows: prompts that wait for the user, the console's state between
-# commands. Tests type lines and wait on files the typed code writes (a
-# barrier), never on durations.
+# commands, live sessions (helper-session.R). Tests type lines and wait on
+# files the typed code writes (a barrier), never on durations.
+#
+# Each console runs on a tmux server of its own (`tmux -L <name>`), so
+# consoles of tests running at once, or a `tmux kill-server` elsewhere, never
+# touch each other, and ending one never ends the server another starts on.
 
 skip_if_no_tmux <- function() {
   testthat::skip_on_cran()
-  testthat::skip_if(!nzchar(Sys.which("tmux")), "tmux is not installed")
+  testthat::skip_on_os("windows")
+  testthat::skip_if(!nzchar(Sys.which("tmux")), "tmux is not installed (tools/install.sh installs it)")
 }
 
-# Start `R --interactive` in a new tmux session with the library under test
-# first; killed when the calling test ends.
-tmux_r_start <- function(env = child_env(), .local_envir = parent.frame()) {
+# Run tmux on the console `name`'s own server.
+tmux <- function(name, args, ...) {
+  suppressWarnings(system2("tmux", c("-L", name, args), ...))
+}
+
+# Start R in a new tmux console with the environment `env` (the library under
+# test first) in the folder `cwd`; killed when the calling test ends (its
+# frame `.local_envir`). `args`: R's command-line arguments.
+tmux_r_start <- function(env = child_env(), cwd = NULL,
+                         args = c("--no-save", "--no-restore", "-q", "--interactive"),
+                         .local_envir = parent.frame()) {
   name <- paste0("mcplite-", Sys.getpid(), "-", basename(tempfile("")))
   vars <- paste(sprintf("%s=%s", names(env), shQuote(env)), collapse = " ")
-  r <- file.path(R.home("bin"), "R")
-  cmd <- sprintf("env %s %s --no-save --no-restore -q --interactive", vars, shQuote(r))
-  status <- system2("tmux", c("new-session", "-d", "-s", name, "-x", "200", "-y", "50", shQuote(cmd)))
+  cmd <- paste("env", vars, shQuote(file.path(R.home("bin"), "R")), paste(args, collapse = " "))
+  where <- if (is.null(cwd)) character() else c("-c", shQuote(cwd))
+  status <- tmux(name, c("new-session", "-d", "-s", name, "-x", "200", "-y", "50", where, shQuote(cmd)))
   testthat::expect_equal(status, 0L)
   do.call(base::on.exit, list(substitute(tmux_kill(n), list(n = name)), TRUE, FALSE), envir = .local_envir)
   name
@@ -23,13 +36,18 @@ tmux_r_start <- function(env = child_env(), .local_envir = parent.frame()) {
 
 # Type one line at the console and press Enter.
 tmux_type <- function(name, line) {
-  system2("tmux", c("send-keys", "-t", name, "-l", shQuote(line)))
-  system2("tmux", c("send-keys", "-t", name, "Enter"))
+  tmux(name, c("send-keys", "-t", name, "-l", shQuote(line)))
+  tmux(name, c("send-keys", "-t", name, "Enter"))
+}
+
+# Press a key (tmux's name for it: "C-c").
+tmux_key <- function(name, key) {
+  tmux(name, c("send-keys", "-t", name, key))
 }
 
 # What the terminal shows, for failure messages.
 tmux_screen <- function(name) {
-  paste(suppressWarnings(system2("tmux", c("capture-pane", "-p", "-S", "-40", "-t", name), stdout = TRUE)), collapse = "\n")
+  paste(tmux(name, c("capture-pane", "-p", "-S", "-40", "-t", name), stdout = TRUE), collapse = "\n")
 }
 
 # Wait until `path` exists (the typed code writes it last, whole, with
@@ -41,5 +59,5 @@ tmux_wait_file <- function(name, path, timeout = 60) {
 }
 
 tmux_kill <- function(name) {
-  invisible(suppressWarnings(system2("tmux", c("kill-session", "-t", name), stdout = FALSE, stderr = FALSE)))
+  invisible(tmux(name, "kill-server", stdout = FALSE, stderr = FALSE))
 }

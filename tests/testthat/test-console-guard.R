@@ -156,7 +156,7 @@ test_that("at a real console, Ctrl-C during a tool puts everything back and the 
     sprintf('writeLines(state, "%s.tmp"); file.rename("%s.tmp", "%s") }', out, out, out)
   ))
   expect_true(wait_until(function() file.exists(ready)), info = tmux_screen(s))
-  system2("tmux", c("send-keys", "-t", s, "C-c"))
+  tmux_key(s, "C-c")
   expect_equal(tmux_wait_file(s, out), c("FALSE", "Tool t was interrupted.", "0", "", "0"))
   # The console reads what the user types again (the guard is off).
   after <- file.path(dir, "after")

@@ -18,6 +18,7 @@ session_tools_code <- paste0(
 )
 
 json_string <- function(x) encode_json_string(x)
+json_string_arg <- function(name, value) sprintf('{"%s":%s}', name, json_string(value))
 
 progress_call <- function(id, name, arguments, token) {
   rpc(id, "tools/call", sprintf('{"name":"%s","arguments":%s,"_meta":{"progressToken":%s}}',
@@ -518,4 +519,77 @@ test_that("the session server stops cleanly with a call waiting: one answer, and
   writeLines("x", busy_release)
   session_run(p$s, "invisible(0)")
   expect_false(file.exists(never))
+})
+
+test_that("in a live session, code that would prompt is a tool error, plots come back as images, the console stays usable", {
+  session_skip()
+  skip_if_not_installed("ragg")
+  dir <- session_dir_new()
+  s <- session_r(dir)
+  session_run(s, "suppressMessages(library(mcplite)); fit_data <- data.frame(x = 1:10, y = (1:10)^2)")
+  session_run(s, "mcp_session(c(session_tools(eval = TRUE), list(tool(function() menu(c('a', 'b')), name = 'ask', description = 'Asks'))), name = 'main')")
+  srv <- session_server(dir, cwd = s$cwd)
+  invisible(session_ask(srv, initialize_line("2025-11-25", id = 0), 0))
+  # Prompts: a tool of the user's own, and code run by run_r_code.
+  asked <- session_ask(srv, legacy_call(1, "ask"), 1)$answer
+  mcp_validate(list(asked), "2025-11-25", "CallToolResult")
+  expect_true(asked$result$isError)
+  expect_match(first_text(asked), "asked for input at the R console", fixed = TRUE)
+  for (code in c("readline('name? ')", "menu(c('x', 'y'))", "browser()", "askYesNo('sure?')")) {
+    got <- session_ask(srv, modern_call(2, "run_r_code", sprintf('{"code":%s}', json_string(code))), 2)$answer
+    mcp_validate(list(got), "2026-07-28", "CallToolResult")
+    expect_true(got$result$isError, info = code)
+  }
+  # A plot, drawn off-screen: an image block, and the console's device list unchanged.
+  session_run(s, "before_devices <- dev.list()")
+  plotted <- session_ask(srv, modern_call(3, "run_r_code", json_string_arg("code", "plot(fit_data$x, fit_data$y); summary(fit_data$y)")), 3)$answer
+  mcp_validate(list(plotted), "2026-07-28", "CallToolResult")
+  kinds <- vapply(plotted$result$content, `[[`, "", "type")
+  expect_true("image" %in% kinds)
+  image <- plotted$result$content[[which(kinds == "image")[[1]]]]
+  expect_equal(image$mimeType, "image/png")
+  expect_equal(jsonlite::base64_dec(image$data)[1:4], as.raw(c(0x89, 0x50, 0x4e, 0x47)))
+  expect_match(first_text(plotted), "Median", fixed = TRUE)
+  # Objects the assistant reads are the ones typed at the prompt.
+  described <- session_ask(srv, modern_call(4, "describe_r_object", json_string_arg("name", "fit_data")), 4)$answer
+  expect_false(isTRUE(described$result$isError))
+  expect_match(first_text(described), "fit_data", fixed = TRUE)
+  # The console still answers the user, and its devices are as they were.
+  b <- session_barrier(s)
+  session_type(s, sprintf("writeLines(c(format(identical(dev.list(), before_devices)), format(sink.number())), %s)", deparse(b)))
+  session_wait(s, b)
+  expect_equal(readLines(b), c("TRUE", "0"))
+})
+
+test_that("Claude Code lists the session server as connected and calls a session tool on an object defined at the prompt", {
+  session_skip()
+  claude <- client_program("claude")
+  dir <- session_dir_new()
+  s <- session_r(dir)
+  session_run(s, "suppressMessages(library(mcplite)); penguins_like <- data.frame(mass = c(3750, 3800, 3250))")
+  session_run(s, "mcp_session(session_tools(), name = 'main')")
+  with_config_home({
+    file <- file.path(home, "mcp.json")
+    out <- capture.output(mcp_config(session = "main", client = "claude-desktop", name = "rsession",
+                                     env = c(child_env(), MCPLITE_SESSION_DIR = dir), write = TRUE, path = file))
+    project <- s$cwd
+    # The `claude mcp add` line mcp_config() prints, then `claude mcp list`:
+    # the session server connects (attached to the session by its name).
+    shown <- capture.output(printed <- mcp_config(session = "main", client = "claude-code", name = "rsession",
+                                                  env = c(child_env(), MCPLITE_SESSION_DIR = dir)))
+    added <- run_client("sh", c("-c", sub("^claude", shQuote(claude), printed[[1]])), home, project)
+    expect_equal(added$status, 0, info = added$out)
+    listed <- run_client(claude, c("mcp", "list"), home, project)
+    line <- grep("^rsession: ", strsplit(listed$out, "\n")[[1]], value = TRUE)
+    expect_length(line, 1)
+    expect_match(line, "\u2714 Connected", fixed = TRUE, info = listed$out)
+    expect_match(line, "mcplite::mcp_session_server()", fixed = TRUE)
+    call <- claude_tool_call(home, project, file, "mcp__rsession__describe_r_object", list(name = "penguins_like"))
+    results <- claude_tool_results(call)
+    expect_length(results, 1)
+    expect_false(isTRUE(results[[1]]$is_error), info = call$out)
+    expect_match(results[[1]]$content[[1]]$text, "mass", fixed = TRUE)
+    expect_match(call$requests[[length(call$requests)]]$results[[1]]$text, "3750", fixed = TRUE)
+  })
+  expect_match(session_screen(s), "mcplite: describe_r_object for claude-code", fixed = TRUE)
 })

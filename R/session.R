@@ -11,7 +11,8 @@
 #' session's global environment (the data you loaded, the models you fit).
 #' `mcp_session()` returns at once and the console stays usable: a call runs
 #' only while the console is idle (never inside your own command) and prints
-#' one line, `mcplite: <tool> for <client>`.
+#' one line, `mcplite: <tool> for <client>`. Starting to serve prints one line too
+#' (a message: `suppressMessages()` silences it).
 #'
 #' A server started in a folder picks the session whose working directory it
 #' is (the registration follows `setwd()` after each command).
@@ -82,6 +83,13 @@ mcp_session <- function(tools, name = basename(getwd())) {
     # working directory now (servers choose the session whose directory is theirs).
     session_cwd_callback()
   }
+  # One line, so the user knows the session is reachable and how a client
+  # reaches it (message(): suppressMessages() silences it in .Rprofile).
+  message(sprintf(
+    if (is.null(current)) "mcplite: serving %1$d tool%2$s as session \"%3$s\"; clients start the session server (mcp_config(session = TRUE) prints their entry)."
+    else "mcplite: session \"%3$s\" now serves %1$d tool%2$s.",
+    length(specs), if (length(specs) == 1) "" else "s", name
+  ))
   invisible(out[["value"]])
 }
 

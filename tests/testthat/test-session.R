@@ -67,7 +67,8 @@ test_that("a call reads a data frame created at the prompt, in all four versions
   # An unknown tool is the protocol error mcp_server() gives.
   unknown <- session_ask(srv, modern_call(6, "nope"), 6)$answer
   expect_equal(unknown$error$code, -32602)
-  # The console shows one line per call.
+  # The console shows one line when serving starts, and one per call.
+  expect_match(session_screen(s), 'mcplite: serving 3 tools as session "main"', fixed = TRUE)
   expect_match(session_screen(s), "mcplite: count_rows for testthat")
 })
 

@@ -104,3 +104,21 @@ second_user_rscript <- function(code, lib = second_user_lib(), env = NULL, timeo
     error_on_status = FALSE, timeout = timeout
   )
 }
+
+# The control of a "another user cannot connect" test: a Unix socket any
+# user may reach (mode 0777 in a directory of mode 0755), listening with
+# nanonext, so an attempt of the other user that connects there shows that
+# its connecting works. Returns its ipc:// url; closed and removed when the
+# test (the frame `envir`) ends.
+second_user_open_socket <- function(envir = parent.frame()) {
+  dir <- tempfile("open-", tmpdir = "/tmp")
+  dir.create(dir, mode = "0755")
+  Sys.chmod(dir, "0755")
+  url <- sprintf("ipc://%s/s", dir)
+  sock <- nanonext::socket("rep", listen = url)
+  Sys.chmod(file.path(dir, "s"), "0777", use_umask = FALSE)
+  # rm: R's unlink() leaves sockets (and so their directory) behind.
+  cleanup <- substitute({ close(sock); system2("rm", c("-rf", shQuote(dir))) }, list(sock = sock, dir = dir))
+  do.call(base::on.exit, list(cleanup, add = TRUE), envir = envir)
+  url
+}

@@ -336,14 +336,7 @@ test_that("another user can neither read a session's registration nor connect to
   expect_identical(format(as.octmode(file.info(reg)$mode)), "600")
   expect_identical(format(as.octmode(file.info(sock)$mode)), "600")
   # A socket it may reach shows that its connecting works.
-  open_dir <- tempfile("open-", tmpdir = "/tmp")
-  dir.create(open_dir, mode = "0755")
-  on.exit(unlink(open_dir, recursive = TRUE), add = TRUE)
-  Sys.chmod(open_dir, "0755")
-  open_url <- sprintf("ipc://%s/s", open_dir)
-  open_sock <- nanonext::socket("rep", listen = open_url)
-  on.exit(close(open_sock), add = TRUE)
-  Sys.chmod(file.path(open_dir, "s"), "0777", use_umask = FALSE)
+  open_url <- second_user_open_socket()
   code <- sprintf(paste(
     "try_connect <- function(url) tryCatch({",
     "s <- nanonext::stream(dial = url); close(s); 'connected'",

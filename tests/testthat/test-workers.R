@@ -901,14 +901,7 @@ test_that("only this user's processes can join the workers' pool, reach the disp
   expect_identical(info$uname, "root")
   # Another user dials both, as `mirai::daemon(<url>)` would: refused. A
   # socket it may reach shows that its dialling works.
-  open_dir <- tempfile("open-", tmpdir = "/tmp")
-  dir.create(open_dir, mode = "0755")
-  on.exit(unlink(open_dir, recursive = TRUE), add = TRUE)
-  Sys.chmod(open_dir, "0755")
-  open_url <- sprintf("ipc://%s/s", open_dir)
-  open_sock <- nanonext::socket("rep", listen = open_url)
-  on.exit(close(open_sock), add = TRUE)
-  Sys.chmod(file.path(open_dir, "s"), "0777", use_umask = FALSE)
+  open_url <- second_user_open_socket()
   code <- sprintf(paste(
     "try_dial <- function(url) tryCatch({",
     "s <- nanonext::socket('req', dial = url, autostart = NA); close(s); 'joined'",

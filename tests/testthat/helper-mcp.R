@@ -52,6 +52,14 @@ mcp_start <- function(script_or_code, env = NULL, args = character()) {
 
   child_env <- c("current", R_LIBS = mcp_child_libs())
   if (length(env)) child_env <- c(child_env, env)
+  # A temporary folder of the server's own, removed by mcp_kill(): a server
+  # killed before it cleans up (a workers server's private directory, R's
+  # session directory) leaves nothing in the tests' temporary folder.
+  if (.Platform$OS.type != "windows" && !"TMPDIR" %in% names(env)) {
+    state$tmpdir <- tempfile("srv-")
+    dir.create(state$tmpdir)
+    child_env <- c(child_env, TMPDIR = state$tmpdir)
+  }
 
   state$process <- processx::process$new(
     mcp_rscript(), c("--vanilla", script, args),
@@ -275,6 +283,8 @@ mcp_close <- function(proc, timeout = 30) {
 mcp_kill <- function(proc) {
   if (proc$process$is_alive()) proc$process$kill()
   mcp_stdout_release(proc)
+  # rm: R's unlink() leaves sockets (and so their directories) behind.
+  if (!is.null(proc$tmpdir) && !proc$process$is_alive()) system2("rm", c("-rf", shQuote(proc$tmpdir)))
   invisible(proc)
 }
 

@@ -26,10 +26,19 @@ test_that("mcp_check() wants one of script, command and session", {
 test_that("a command line of Rscript on PATH, --vanilla and -e with an mcplite call is checked as a client runs it", {
   skip_on_cran()
   skip_if_no_mcplite_child()
-  skip_if(!nzchar(Sys.which("Rscript")), "no Rscript on PATH")
+  skip_on_os("windows") # a link named Rscript
   # The session server's shape, with a server the running build has: the
   # program found on PATH as clients find it, and an expression with `::`,
-  # parentheses and quotes passed as one argument.
+  # parentheses and quotes passed as one argument. PATH starts with this R's
+  # Rscript: the first one on PATH may be another R's, or under R CMD check
+  # a stub that only says "'Rscript' should not be used without a path".
+  bin <- tempfile("bin-")
+  dir.create(bin)
+  on.exit(unlink(bin, recursive = TRUE), add = TRUE)
+  file.symlink(file.path(R.home("bin"), "Rscript"), file.path(bin, "Rscript"))
+  old_path <- Sys.getenv("PATH")
+  on.exit(Sys.setenv(PATH = old_path), add = TRUE)
+  Sys.setenv(PATH = paste(bin, old_path, sep = .Platform$path.sep))
   command <- c("Rscript", "--vanilla", "-e",
                "mcplite::mcp_server(mcplite::tool(function() 'ok', \"Answer ok.\", name = 'ping'))")
   res <- mcp_check(command = command, env = child_env(), calls = list(ping = list()))

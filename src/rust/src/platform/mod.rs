@@ -207,6 +207,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     imp::same_file(a, b)
 }
 
+/// Whether a `StdioGuard` is alive. Global because descriptors 0 and 1 are
+/// the process's: one guard at a time, whoever asks.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// For a process that serves no protocol but may have inherited a server's

@@ -149,6 +149,7 @@ pub(super) struct SavedSignals {
 /// The previous SIGINT handler (R's) and its flags, for the handler to hand
 /// interrupts on to: atomics, since a signal handler reads them. Written
 /// before the handler is installed (the sigaction call orders them).
+// Global because the signal handler reads them (it gets no data).
 static PREVIOUS_SIGINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static PREVIOUS_SIGINT_FLAGS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
@@ -203,6 +204,9 @@ extern "C" fn on_stop_signal(sig: libc::c_int, info: *mut libc::siginfo_t, conte
 }
 
 /// R's thread, for [`interrupt_r_thread`].
+// Global because the process has one R thread, and the cancellation that
+// signals it (`cancel_closure`, from the reader or a connection thread) goes
+// with the handler's atomics in stop.rs.
 static R_THREAD: std::sync::Mutex<Option<RThread>> = std::sync::Mutex::new(None);
 
 struct RThread(libc::pthread_t);
@@ -670,6 +674,8 @@ fn kill_checked(pid: u32, start: Option<u64>) -> io::Result<bool> {
 }
 
 /// The private copy of descriptor 0 while the console guard is on.
+// Global because descriptor 0 is the process's, and the guard is put on and
+// taken off by separate `.Call`s (`rust_console_guard()`).
 static CONSOLE_STDIN: std::sync::Mutex<Option<File>> = std::sync::Mutex::new(None);
 
 pub(super) fn console_stdin_guard(enter: bool) -> io::Result<bool> {

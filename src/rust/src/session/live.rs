@@ -37,6 +37,7 @@ const MAX_UNCHECKED: usize = 16;
 /// How long a write to a server may take (it reads on a thread of its own).
 const WRITE_WAIT: Duration = Duration::from_secs(5);
 
+// Global because later's C function is looked up once per process.
 static EXEC_LATER: OnceLock<ExecLater> = OnceLock::new();
 
 extern "C" {
@@ -158,6 +159,9 @@ struct Live {
     accepting: Option<std::thread::JoinHandle<()>>,
 }
 
+// Global because the live session outlives every `.Call`: `mcp_session()`,
+// `mcp_session_stop()`, the console's task callback and later's callback
+// (which carries no data) reach it from R, the connection threads from Rust.
 static LIVE: Mutex<Option<Live>> = Mutex::new(None);
 
 /// Main-thread state: R objects.
@@ -168,16 +172,24 @@ struct Main {
 }
 
 thread_local! {
+    // Global because later's callback (`on_later`) and the `.Call`s of
+    // `session_dispatch()` carry no data; R objects, so main thread only.
     static MAIN: RefCell<Option<Main>> = const { RefCell::new(None) };
 }
 
 /// The call whose progress goes over the link (while it runs).
+// Global because `mcp_progress()` reaches it from the tool's R code through
+// `.Call`, which carries no handle.
 static PROGRESS_TO: Mutex<Option<(Arc<Conn>, u64)>> = Mutex::new(None);
 /// Held while a cancellation signals the main thread, and while the main
 /// thread stops catching signals after a call: the signal is sent only
 /// while the call's closure can take it.
+// Global because it orders a connection thread's signal with the main
+// thread's signal handlers, which are process-wide.
 static SIGNALLING: Mutex<()> = Mutex::new(());
 /// A cancellation sent the main thread a SIGINT during the call running now.
+// Global because a connection thread sets it and the main thread reads it
+// after the call, outside any shared handle.
 static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// `mcp_progress()` in a session call: the report goes to the server that
@@ -527,6 +539,8 @@ pub fn next() -> Robj {
 
 thread_local! {
     /// The call `next()` took, for `run()`.
+    // Global because `rust_session_next()` and `rust_session_run()` are
+    // separate `.Call`s from `session_dispatch()`.
     static CURRENT: RefCell<Option<(Queued, Option<Arc<Conn>>)>> = const { RefCell::new(None) };
 }
 
@@ -562,7 +576,7 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     let done = MAIN.with(|m| {
         let mut m = m.borrow_mut();
         let m = m.as_mut()?;
-        let mut host = RHost { invoker: m.invoker.clone() };
+        let mut host = RHost { invoker: m.invoker.clone(), owed: m.server.owed() };
         let cx = CallContext { traceparent: None, id, progress: None, version, client: q.client.clone() };
         m.server.call_here(&q.tool, doc.as_ref().map(|d| d.root()), &mut host, cx)
     });

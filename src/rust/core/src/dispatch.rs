@@ -180,13 +180,7 @@ impl Owed {
         };
         calls
             .iter()
-            .map(|e| {
-                if running.as_ref() == Some(e.id.key()) {
-                    e.line::<V>()
-                } else {
-                    e.unanswered_line::<V>()
-                }
-            })
+            .map(|e| if running.as_ref() == Some(e.id.key()) { e.line::<V>() } else { e.unanswered_line::<V>() })
             .collect()
     }
 }

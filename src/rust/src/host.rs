@@ -160,7 +160,9 @@ impl ToolHost for RHost {
     type Value = Sx;
 
     fn canceller(&mut self) -> Option<mcplite_core::dispatch::Canceller> {
-        Some(Box::new(platform::cancel_closure))
+        // Taken on R's thread when serving starts; called from the reader's.
+        let r_thread = platform::RThread::current();
+        Some(Box::new(move || platform::cancel_closure(&r_thread)))
     }
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {

@@ -194,8 +194,6 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     // before the banner that says Ctrl-C stops the server, so a Ctrl-C typed
     // as soon as it shows is not lost to R's own handler.
     let signals = StopSignals::install().map_err(|e| format!("cannot catch stop signals: {e}"))?;
-    // A cancellation interrupts a tool's function on this thread.
-    crate::platform::remember_r_thread();
     if guard.input_is_terminal() {
         diag("mcplite: waiting for an MCP client to talk JSON-RPC on standard input (this script is an MCP server); press Ctrl-C to stop it.");
     }

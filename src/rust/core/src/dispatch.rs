@@ -115,10 +115,6 @@ impl Ended {
         );
         answer_line::<V>(Vec::new(), &self.id, self.version, &CallResult::tool_error(message), &self.server_info)
     }
-
-    pub fn id(&self) -> &RequestId {
-        &self.id
-    }
 }
 
 /// Every tool call read and not yet answered, for a host whose process can

@@ -151,11 +151,11 @@ pub fn closure_leave() -> bool {
 /// Interrupt the tool function running now (from another thread): false
 /// when none runs or the platform cannot (Windows: the function runs to its
 /// end, and its answer is dropped).
-pub fn cancel_closure() -> bool {
+pub fn cancel_closure(r_thread: &super::RThread) -> bool {
     let run = CLOSURE.load(Ordering::SeqCst);
     if run == 0 || !INSTALLED.load(Ordering::SeqCst) {
         return false;
     }
     CANCEL_FOR.store(run, Ordering::SeqCst);
-    super::imp::interrupt_r_thread()
+    r_thread.0.interrupt()
 }

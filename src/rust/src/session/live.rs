@@ -148,6 +148,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     token: String,
+    /// The thread a cancellation interrupts (the one that started the session).
+    r_thread: platform::RThread,
 }
 
 /// The session being served, for the listener threads and `mcp_session_info()`.
@@ -226,8 +228,6 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
         *m = Some(Main { server, invoker: item("invoke")?, dispatch: item("dispatch")? });
         Ok::<(), String>(())
     })?;
-    // A cancellation interrupts a tool's function on this thread.
-    platform::remember_r_thread();
     let mut live = lock(&LIVE);
     if let Some(live) = live.as_ref() {
         // Again: new tools, same socket; servers attached ask for them.
@@ -277,6 +277,7 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
             ..Default::default()
         }),
         token: reg.token,
+        r_thread: platform::RThread::current(),
     });
     let accepting = {
         let shared = shared.clone();
@@ -494,7 +495,7 @@ fn serve_connection(stream: LocalStream, shared: &Shared) {
                 state.queue.retain(|q| !(q.conn == id && q.call == call));
                 if state.queue.len() == before && state.running == Some((id, call)) {
                     let _signalling = lock(&SIGNALLING);
-                    if platform::cancel_closure() {
+                    if platform::cancel_closure(&shared.r_thread) {
                         SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
                     }
                 }

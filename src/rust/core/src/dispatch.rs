@@ -844,3 +844,63 @@ fn progress_token(msg: &Message) -> Option<&str> {
 fn is_modern(msg: &Message) -> bool {
     msg.meta().is_some_and(|m| MODERN_KEYS.iter().any(|k| m.get(k).is_some()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Doc;
+    use crate::rjson::testvalue::TV;
+
+    fn id(text: &str) -> RequestId {
+        let d = Doc::parse(text.as_bytes().to_vec()).unwrap();
+        RequestId::parse(d.root()).unwrap()
+    }
+
+    fn ended(text: &str, tool: &str) -> Ended {
+        let server_info = std::sync::Arc::new(json!({"name": "s", "version": "1"}));
+        Ended { id: id(text), version: VERSIONS.len() - 1, tool: tool.into(), server_info }
+    }
+
+    fn texts(lines: Vec<Vec<u8>>) -> Vec<String> {
+        lines.into_iter().map(|l| String::from_utf8(l).unwrap()).collect()
+    }
+
+    /// The exit hook's answers: one per call still owed, the running call's
+    /// saying its tool ended R; settled calls get none; the list is taken.
+    #[test]
+    fn owed_calls_are_answered_once_by_the_exit_hook() {
+        let owed = Owed::default();
+        let handle = owed.clone();
+        owed.owe(ended("1", "first"));
+        owed.owe(ended("\"two\"", "second"));
+        owed.owe(ended("3", "third"));
+        assert_eq!(handle.count(&id("1.0")), 1, "ids match as numbers");
+        owed.settle(&id("3"));
+        assert_eq!(owed.count(&id("3")), 0);
+        handle.mark_running(Some(&id("\"two\"")));
+        let lines = texts(handle.take_answers::<TV>());
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with(r#"{"jsonrpc":"2.0","id":1,"#), "{}", lines[0]);
+        assert!(lines[0].contains("before tool first was answered"), "{}", lines[0]);
+        assert!(lines[1].starts_with(r#"{"jsonrpc":"2.0","id":"two","#), "{}", lines[1]);
+        assert!(lines[1].contains("Tool second ended the R process"), "{}", lines[1]);
+        assert!(owed.take_answers::<TV>().is_empty(), "taken once");
+        // No call marked running: every answer says the call was not answered.
+        owed.owe(ended("4", "fourth"));
+        owed.mark_running(Some(&id("4")));
+        owed.mark_running(None);
+        let lines = texts(owed.take_answers::<TV>());
+        assert!(lines.len() == 1 && lines[0].contains("before tool fourth was answered"), "{lines:?}");
+    }
+
+    /// Each server owns its list: a second server's calls are not the first's.
+    #[test]
+    fn each_server_owes_its_own_calls() {
+        let a = Owed::default();
+        let b = Owed::default();
+        a.owe(ended("1", "t"));
+        assert_eq!(b.count(&id("1")), 0);
+        assert!(b.take_answers::<TV>().is_empty());
+        assert_eq!(a.take_answers::<TV>().len(), 1);
+    }
+}

@@ -247,12 +247,13 @@ fn stop_signal_checks(c: &mut Checks) {
     c.check(!platform::ForTool::enter().leave(), "... once");
     // A cancellation, from another thread, interrupts the tool's own
     // function on R's thread (this one), and is never a stop request.
-    platform::remember_r_thread();
+    let r_thread = std::sync::Arc::new(platform::RThread::current());
     let before = interrupts();
     let requests = platform::stop_requests();
-    c.check(!platform::cancel_closure(), "no tool function runs: a cancellation interrupts nothing");
+    c.check(!platform::cancel_closure(&r_thread), "no tool function runs: a cancellation interrupts nothing");
     platform::closure_enter();
-    let sent = std::thread::spawn(platform::cancel_closure).join().unwrap_or(false);
+    let canceller = std::sync::Arc::clone(&r_thread);
+    let sent = std::thread::spawn(move || platform::cancel_closure(&canceller)).join().unwrap_or(false);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while interrupts() == before && std::time::Instant::now() < deadline {
         std::thread::yield_now();
@@ -280,9 +281,9 @@ fn stop_signal_checks(c: &mut Checks) {
             c.check(platform::StopSignals::install().is_err(), "stop signals are caught once at a time");
             c.check(platform::stop_requests() == (0, 0), "no stop request at first");
             c.check(!platform::ForTool::enter().leave(), "a tool with no Ctrl-C hands nothing to R");
-            platform::remember_r_thread();
+            let r_thread = platform::RThread::current();
             platform::closure_enter();
-            c.check(!platform::cancel_closure(), "a cancellation cannot interrupt R's thread here");
+            c.check(!platform::cancel_closure(&r_thread), "a cancellation cannot interrupt R's thread here");
             c.check(!platform::closure_leave(), "... and hands R nothing");
             drop(signals);
             c.check(platform::StopSignals::install().is_ok(), "dropped: they can be caught again");

@@ -7,8 +7,7 @@ use crate::platform;
 use crate::platform::ProtocolOutput;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Finished, Started};
-use mcplite_core::envelope::RequestId;
+use mcplite_core::dispatch::{CallContext, Finished, Owed, Started};
 use mcplite_core::json::Val;
 use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
@@ -23,12 +22,16 @@ pub struct RFun(pub Robj);
 pub struct RHost {
     /// `invoke_tool(fun, args, name)`.
     pub invoker: Robj,
+    /// The server's calls owed an answer: the host marks the one whose tool
+    /// runs, for the exit hook.
+    pub owed: Owed,
 }
 
-/// The request whose tool runs in this process now, for the exit hook.
-static IN_FLIGHT: Mutex<Option<RequestId>> = Mutex::new(None);
 /// Where the tool running in this process now reports progress, and its
 /// name: set while a call whose request carried a progress token runs.
+/// Global because `mcp_progress()` reaches it from the tool's R code through
+/// `.Call` (`rust_progress()`), which carries no handle, and the exit hook
+/// closes its calls.
 static PROGRESS: Mutex<Option<(mcplite_core::progress::Reporter, String)>> = Mutex::new(None);
 
 /// `mcp_progress()`'s report: to the call running now, if it takes progress;
@@ -76,20 +79,27 @@ fn offer(
     }
 }
 
-/// The protocol output while serving, for the exit hook.
-static EXIT_OUTPUT: Mutex<Option<ProtocolOutput>> = Mutex::new(None);
+/// What the exit hook needs while serving: where it writes, and the
+/// server's calls owed an answer.
+pub struct ExitHook {
+    pub output: ProtocolOutput,
+    pub owed: Owed,
+}
+
+/// The exit hook's handle while serving (armed by `serve::run`).
+/// Global because R runs the hook from an exit finalizer (`rust_on_exit()`),
+/// which carries no data, when a tool's `quit()` ends the process under the
+/// serve loop.
+static EXIT_HOOK: Mutex<Option<ExitHook>> = Mutex::new(None);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Arm the exit hook with (a duplicate of) the protocol output; `None` disarms it.
-pub fn set_exit_output(out: Option<ProtocolOutput>) {
-    *lock(&EXIT_OUTPUT) = out;
-    if lock(&EXIT_OUTPUT).is_none() {
-        *lock(&IN_FLIGHT) = None;
-        mcplite_core::dispatch::take_owed();
-    }
+/// Arm the exit hook (a duplicate of the protocol output, the server's owed
+/// calls); `None` disarms it.
+pub fn set_exit_hook(hook: Option<ExitHook>) {
+    *lock(&EXIT_HOOK) = hook;
 }
 
 /// Called by R when the process ends (an exit finalizer): if a tool ended R
@@ -99,19 +109,15 @@ pub fn on_r_exit() {
     if let Some((reporter, _)) = lock(&PROGRESS).take() {
         reporter.close_all();
     }
-    let running = lock(&IN_FLIGHT).take();
-    let owed = mcplite_core::dispatch::take_owed();
-    let mut out = lock(&EXIT_OUTPUT);
-    let Some(out) = out.as_mut() else { return };
+    let mut hook = lock(&EXIT_HOOK);
+    let Some(ExitHook { output, owed }) = hook.as_mut() else { return };
     // The call whose tool ended R says so; every other call still owed an
     // answer (a result being converted, calls on workers) gets one too.
-    for ended in &owed {
-        let ran = running.as_ref().is_some_and(|id| id.key() == ended.id().key());
-        let mut line = if ran { ended.line::<Sx>() } else { ended.unanswered_line::<Sx>() };
+    for mut line in owed.take_answers::<Sx>() {
         line.push(b'\n');
-        let _ = out.write_all(&line);
+        let _ = output.write_all(&line);
     }
-    let _ = out.flush();
+    let _ = output.flush();
 }
 
 /// How a call ended, from what `invoke_tool()` returned (here or on a
@@ -154,7 +160,9 @@ impl ToolHost for RHost {
     type Value = Sx;
 
     fn canceller(&mut self) -> Option<mcplite_core::dispatch::Canceller> {
-        Some(Box::new(platform::cancel_closure))
+        // Taken on R's thread when serving starts; called from the reader's.
+        let r_thread = platform::RThread::current();
+        Some(Box::new(move || platform::cancel_closure(&r_thread)))
     }
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
@@ -167,11 +175,11 @@ impl ToolHost for RHost {
             Ok(n) => n,
             Err(e) => return Started::Done(Finished::Failed(format!("Tool {name} could not be called: {e}"))),
         };
-        *lock(&IN_FLIGHT) = Some(cx.id);
+        self.owed.mark_running(Some(&cx.id));
         *lock(&PROGRESS) = cx.progress.map(|r| (r, name.to_string()));
         let outcome = ffi::call_for_tool(&self.invoker, &[&tool.fun.0, &args, &name_r]);
         *lock(&PROGRESS) = None;
-        *lock(&IN_FLIGHT) = None;
+        self.owed.mark_running(None);
         platform::flush_c_streams();
         Started::Done(match outcome {
             Ok(outcome) => read_outcome(outcome, name),

@@ -15,8 +15,11 @@ use std::cell::RefCell;
 
 thread_local! {
     /// The server's tracer while a traced server runs.
+    // Global because R's otel package reaches it from tool code through `.Call`
+    // (`rust_otel_*`), which carries no handle to the serving telemetry.
     static TRACER: RefCell<Option<SdkTracer>> = const { RefCell::new(None) };
     /// Contexts activated from R, innermost last.
+    // Global because spans are entered and left by separate `.Call`s from R.
     static ACTIVE: RefCell<Vec<(u64, ContextGuard)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -227,8 +230,11 @@ fn rust_otel_span_ids(ptr: Robj) -> Robj {
 thread_local! {
     /// The worker process's own tracing, from the same OTEL_* variables the
     /// server reads; set up by the first traced call.
+    // Global because a worker's `.Call`s (`rust_worker_*`) are separate calls
+    // from mirai tasks and carry no handle; it lives as long as the daemon.
     static WORKER: RefCell<Option<Telemetry>> = const { RefCell::new(None) };
     /// The span of the call running on this worker, current while it runs.
+    // Global because the span is opened and closed by separate `.Call`s.
     static WORKER_CALL: RefCell<Option<(Span, Option<ContextGuard>)>> = const { RefCell::new(None) };
 }
 

@@ -267,6 +267,9 @@ struct Worker {
     call: Option<Call>,
 }
 
+// Global because a worker daemon's connection is kept across calls, and
+// `mcp_progress()` and `rust_worker_progress_begin()`/`_end()` reach it
+// through `.Call`s from R, which carry no handle.
 static WORKER: Mutex<Worker> = Mutex::new(Worker { connection: None, call: None });
 
 /// On a worker, a call whose request carried a progress token starts: its

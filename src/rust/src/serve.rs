@@ -18,6 +18,8 @@ use std::time::Duration;
 thread_local! {
     /// Set while a server runs: a second one (a tool calling mcp_server())
     /// would wait for input the first one owns.
+    // Global because a nested `rust_serve()` (a tool calling mcp_server())
+    // comes through R, with no handle to the server that runs.
     static SERVING: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -49,7 +51,7 @@ struct Traced {
 
 impl Drop for Traced {
     fn drop(&mut self) {
-        host::set_exit_output(None);
+        host::set_exit_hook(None);
         crate::otel::set_tracer(None);
         self.telemetry.shutdown();
     }
@@ -192,8 +194,6 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     // before the banner that says Ctrl-C stops the server, so a Ctrl-C typed
     // as soon as it shows is not lost to R's own handler.
     let signals = StopSignals::install().map_err(|e| format!("cannot catch stop signals: {e}"))?;
-    // A cancellation interrupts a tool's function on this thread.
-    crate::platform::remember_r_thread();
     if guard.input_is_terminal() {
         diag("mcplite: waiting for an MCP client to talk JSON-RPC on standard input (this script is an MCP server); press Ctrl-C to stop it.");
     }
@@ -207,13 +207,13 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
         let file = guard.output().try_clone()?;
         Ok::<_, std::io::Error>(ProtocolOutput::new(file, input_ended.clone(), END_GRACE, say_waiting_for_reader))
     };
-    host::set_exit_output(protocol_output().ok());
+    host::set_exit_hook(protocol_output().ok().map(|output| host::ExitHook { output, owed: server.owed() }));
     let mut output = protocol_output().map_err(|e| format!("cannot write standard output: {e}"))?;
     let input = BufReader::with_capacity(1 << 16, input);
     let ending = if let Some(host) = session_host.as_mut() {
         serve(input, &mut output, &mut server, host, &stop_requests, &mut traced.telemetry)
     } else if workers.is_null() {
-        let mut host = RHost { invoker };
+        let mut host = RHost { invoker, owed: server.owed() };
         serve(input, &mut output, &mut server, &mut host, &stop_requests, &mut traced.telemetry)
     } else {
         // Daemons start only now, with the guard in place: they inherit a

@@ -27,9 +27,13 @@ pub struct Helpers {
 /// every native string the serializer meets, so a plain static rather than
 /// the thread-local helpers (R is single-threaded; this only caches a fact
 /// of the session R reported).
+// Global because the core's serializer reads values through `RValue`, which
+// carries no context; set with the helpers at each entry point that serializes.
 static UTF8_LOCALE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 thread_local! {
+    // Global because the core's serializer calls R's conversions through
+    // `RValue`, which carries no context; set at each entry point that serializes.
     static HELPERS: RefCell<Option<Helpers>> = const { RefCell::new(None) };
 }
 
@@ -106,13 +110,13 @@ pub struct Sx {
     /// R's type and vector length, read once (the serializer asks per element).
     ty: SEXPTYPE,
     n: usize,
-    /// False for a vector whose data R could not produce (see [`materialize`]).
-    readable: bool,
+    /// R's error for a vector whose data R could not produce (see
+    /// [`materialize`]): the view is then refused, with this message, rather
+    /// than read.
+    unreadable: Option<Rc<String>>,
     keep: Option<Rc<Robj>>,
 }
 
-/// The type and vector length (0 for non-vectors) of a live object, and
-/// whether its data can be read (see [`materialize`]).
 /// The types whose length a view holds (pairlists too: describe() gives
 /// their length, as R's is.list() holds for them).
 fn vector_type(ty: SEXPTYPE) -> bool {
@@ -120,17 +124,19 @@ fn vector_type(ty: SEXPTYPE) -> bool {
     matches!(ty, LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | VECSXP | RAWSXP | LISTSXP)
 }
 
-fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize, bool) {
+/// The type and vector length (0 for non-vectors) of a live object, and R's
+/// error when its data cannot be read (see [`materialize`]).
+fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize, Option<Rc<String>>) {
     use SEXPTYPE::*;
     // SAFETY: `sexp` is a live R object; xlength only on vector types.
     unsafe {
         let ty = extendr_ffi::TYPEOF(sexp);
         let n = if vector_type(ty) { extendr_ffi::Rf_xlength(sexp).max(0) as usize } else { 0 };
-        let readable = match ty {
-            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | RAWSXP if n > 0 => materialize(sexp),
-            _ => true,
+        let unreadable = match ty {
+            LGLSXP | INTSXP | REALSXP | CPLXSXP | STRSXP | RAWSXP if n > 0 => materialize(sexp).err().map(Rc::new),
+            _ => None,
         };
-        (ty, n, readable)
+        (ty, n, unreadable)
     }
 }
 
@@ -138,42 +144,35 @@ fn type_and_len(sexp: SEXP) -> (SEXPTYPE, usize, bool) {
 /// string, another package's lazy vector) under R's error protection, so
 /// that reading it later raises no R error: making it is an allocation or
 /// the class's own code, either of which can fail (a sequence too long for
-/// the memory left, a file that is gone). Returns false when R failed; the
-/// value is then refused rather than read. Ordinary vectors cost one call.
+/// the memory left, a file that is gone). Returns R's error message when R
+/// failed; the value is then refused rather than read. Ordinary vectors cost
+/// one call.
 ///
 /// # Safety
 /// `sexp` must be a live atomic vector.
-unsafe fn materialize(sexp: SEXP) -> bool {
+unsafe fn materialize(sexp: SEXP) -> Result<(), String> {
     // SAFETY: a live object (the caller's contract); the JSON text check only
     // reads it, and DATAPTR_RO runs under protection.
     unsafe {
         if extendr_ffi::ALTREP(sexp) == 0 {
-            return true;
+            return Ok(());
         }
         // A JSON text is read through its bytes; making its string is what
         // the class exists to avoid.
         let mut p: *const u8 = std::ptr::null();
         let mut len: isize = 0;
         if ffi::mcplite_json_bytes(sexp, &mut p, &mut len) != 0 {
-            return true;
+            return Ok(());
         }
         if ffi::protected(|| {
             extendr_ffi::DATAPTR_RO(sexp);
         })
         .is_some()
         {
-            return true;
+            return Ok(());
         }
-        let message = ffi::last_error_message();
-        UNREADABLE.with(|u| *u.borrow_mut() = Some((sexp as usize, message)));
-        false
+        Err(ffi::last_error_message())
     }
-}
-
-thread_local! {
-    /// R's error for the last vector [`materialize`] could not make (its
-    /// address and R's message), for the tool error that refuses it.
-    static UNREADABLE: RefCell<Option<(usize, String)>> = const { RefCell::new(None) };
 }
 
 impl Sx {
@@ -181,8 +180,8 @@ impl Sx {
     pub fn borrowed(robj: &Robj) -> Sx {
         // SAFETY: the caller's Robj outlives the view.
         let sexp = unsafe { robj.get() };
-        let (ty, n, readable) = type_and_len(sexp);
-        Sx { sexp, ty, n, readable, keep: None }
+        let (ty, n, unreadable) = type_and_len(sexp);
+        Sx { sexp, ty, n, unreadable, keep: None }
     }
 
     /// A view for describing the object in a message (`r::describe`), which
@@ -200,26 +199,26 @@ impl Sx {
         if n == 1 {
             return Sx::borrowed(robj);
         }
-        Sx { sexp, ty, n, readable: true, keep: None }
+        Sx { sexp, ty, n, unreadable: None, keep: None }
     }
 
     /// A view that keeps the object alive itself.
     pub fn owned(robj: Robj) -> Sx {
         // SAFETY: the Robj is kept alive by `keep`.
         let sexp = unsafe { robj.get() };
-        let (ty, n, readable) = type_and_len(sexp);
-        Sx { sexp, ty, n, readable, keep: Some(Rc::new(robj)) }
+        let (ty, n, unreadable) = type_and_len(sexp);
+        Sx { sexp, ty, n, unreadable, keep: Some(Rc::new(robj)) }
     }
 
     /// R's `NULL`.
     pub fn null() -> Sx {
         // SAFETY: R_NilValue is a global constant.
-        Sx { sexp: unsafe { extendr_ffi::R_NilValue }, ty: SEXPTYPE::NILSXP, n: 0, readable: true, keep: None }
+        Sx { sexp: unsafe { extendr_ffi::R_NilValue }, ty: SEXPTYPE::NILSXP, n: 0, unreadable: None, keep: None }
     }
 
     fn child(&self, sexp: SEXP) -> Sx {
-        let (ty, n, readable) = type_and_len(sexp);
-        Sx { sexp, ty, n, readable, keep: self.keep.clone() }
+        let (ty, n, unreadable) = type_and_len(sexp);
+        Sx { sexp, ty, n, unreadable, keep: self.keep.clone() }
     }
 
     /// The `row.names` attribute in its stored form. getAttrib() expands
@@ -273,7 +272,7 @@ impl Sx {
     }
 
     fn typed<T>(&self, want: SEXPTYPE, get: unsafe extern "C" fn(SEXP) -> *const T) -> &[T] {
-        if self.typeof_() != want || !self.readable {
+        if self.typeof_() != want || self.unreadable.is_some() {
             return &[];
         }
         // SAFETY: the type was checked above, so `get` is the right accessor.
@@ -299,7 +298,7 @@ fn symbol(name: &str) -> Option<SEXP> {
 impl RValue for Sx {
     fn rtype(&self) -> RType {
         use SEXPTYPE::*;
-        if !self.readable {
+        if self.unreadable.is_some() {
             return RType::Other;
         }
         match self.typeof_() {
@@ -392,7 +391,7 @@ impl RValue for Sx {
     }
 
     fn str_elt(&self, i: usize) -> Option<Cow<'_, [u8]>> {
-        if self.typeof_() != SEXPTYPE::STRSXP || i >= self.len() || !self.readable {
+        if self.typeof_() != SEXPTYPE::STRSXP || i >= self.len() || self.unreadable.is_some() {
             return None;
         }
         // A JSON text is read without R making its string.
@@ -405,11 +404,7 @@ impl RValue for Sx {
     }
 
     fn read_error(&self) -> Option<String> {
-        (!self.readable).then(|| {
-            let why = UNREADABLE.with(|u| match &*u.borrow() {
-                Some((at, message)) if *at == self.sexp as usize => message.clone(),
-                _ => "R signalled an error".to_string(),
-            });
+        self.unreadable.as_ref().map(|why| {
             format!(
                 "R could not produce the values of an ALTREP {} vector of length {}: {why}",
                 self.type_name(),

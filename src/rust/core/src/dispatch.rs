@@ -76,7 +76,7 @@ pub struct CallContext {
     pub traceparent: Option<String>,
     /// The request's id: the host marks the call running while its tool
     /// runs, so its exit hook can tell that call's owed answer from the rest
-    /// (see [`take_owed`]).
+    /// (see [`Owed::mark_running`]).
     pub id: RequestId,
     /// Where the tool reports progress: `Some` when the request carried a
     /// progress token (see [`crate::progress`]).
@@ -102,7 +102,7 @@ impl Ended {
     /// The answer line: a tool error saying the tool ended R.
     pub fn line<V: RValue>(&self) -> Vec<u8> {
         let message = format!("Tool {} ended the R process (it called quit()); the server has stopped.", self.tool);
-        answer_line::<V>(&self.id, self.version, &CallResult::tool_error(message), &self.server_info)
+        answer_line::<V>(Vec::new(), &self.id, self.version, &CallResult::tool_error(message), &self.server_info)
     }
 
     /// The answer line for a call that was not the one running when the
@@ -113,75 +113,85 @@ impl Ended {
             "The server's R process ended (R code called quit()) before tool {} was answered; the server has stopped.",
             self.tool
         );
-        answer_line::<V>(&self.id, self.version, &CallResult::tool_error(message), &self.server_info)
-    }
-
-    pub fn id(&self) -> &RequestId {
-        &self.id
+        answer_line::<V>(Vec::new(), &self.id, self.version, &CallResult::tool_error(message), &self.server_info)
     }
 }
 
 /// Every tool call read and not yet answered, for a host whose process can
 /// end under the core (R's `quit()`, in a tool or in R code the serializer
 /// calls while converting a result): its exit hook writes their answers, so
-/// each request still gets exactly one. The service layer owes a call when
-/// dispatch starts it and settles it when the answer is written or dropped.
-static OWED: std::sync::Mutex<Vec<Ended>> = std::sync::Mutex::new(Vec::new());
+/// each request still gets exactly one. The server owns the list
+/// ([`Server::owed`] hands out a handle to it); the service layer owes a call
+/// when dispatch starts it and settles it when the answer is written or
+/// dropped. A host whose process can end marks the call whose tool runs in
+/// it now ([`Owed::mark_running`]), so that call's answer says its tool
+/// ended the process.
+#[derive(Clone, Default)]
+pub struct Owed(std::sync::Arc<std::sync::Mutex<OwedCalls>>);
 
-fn owed() -> std::sync::MutexGuard<'static, Vec<Ended>> {
-    OWED.lock().unwrap_or_else(|e| e.into_inner())
+#[derive(Default)]
+struct OwedCalls {
+    calls: Vec<Ended>,
+    running: Option<crate::envelope::IdKey>,
 }
 
-fn owe(ended: Ended) {
-    owed().push(ended);
-}
-
-/// The call with this id has its answer (written, or not wanted).
-pub fn settle(id: &RequestId) {
-    let mut owed = owed();
-    if owed.is_empty() {
-        return;
+impl Owed {
+    fn calls(&self) -> std::sync::MutexGuard<'_, OwedCalls> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
-    if let Some(pos) = owed.iter().position(|e| e.id.key() == id.key()) {
-        owed.swap_remove(pos);
+
+    fn owe(&self, ended: Ended) {
+        self.calls().calls.push(ended);
+    }
+
+    /// The call with this id has its answer (written, or not wanted).
+    pub fn settle(&self, id: &RequestId) {
+        let mut owed = self.calls();
+        if owed.calls.is_empty() {
+            return;
+        }
+        if let Some(pos) = owed.calls.iter().position(|e| e.id.key() == id.key()) {
+            owed.calls.swap_remove(pos);
+        }
+    }
+
+    /// How many calls with this id are owed an answer.
+    pub fn count(&self, id: &RequestId) -> usize {
+        self.calls().calls.iter().filter(|e| e.id.key() == id.key()).count()
+    }
+
+    /// The tool of the call with this id runs in this process now (`Some`),
+    /// or no tool does (`None`).
+    pub fn mark_running(&self, id: Option<&RequestId>) {
+        self.calls().running = id.map(|id| id.key().clone());
+    }
+
+    /// Takes every call still owed an answer and gives the answer lines the
+    /// exit hook writes (each without its newline): [`Ended::line`] for the
+    /// call whose tool was running, [`Ended::unanswered_line`] for the rest.
+    pub fn take_answers<V: RValue>(&self) -> Vec<Vec<u8>> {
+        let (calls, running) = {
+            let mut owed = self.calls();
+            (std::mem::take(&mut owed.calls), owed.running.take())
+        };
+        calls
+            .iter()
+            .map(|e| if running.as_ref() == Some(e.id.key()) { e.line::<V>() } else { e.unanswered_line::<V>() })
+            .collect()
     }
 }
 
-/// How many calls with this id are owed an answer.
-pub fn owed_count(id: &RequestId) -> usize {
-    owed().iter().filter(|e| e.id.key() == id.key()).count()
-}
-
-/// Takes every call still owed an answer (the exit hook's list).
-pub fn take_owed() -> Vec<Ended> {
-    std::mem::take(&mut *owed())
-}
-
-thread_local! {
-    /// The memory of the last large answer line, once written.
-    static SPARE_LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Hands a written answer line back: the next tool answer reuses its memory,
-/// so a server sending large results does not map and fault in fresh pages
-/// for each one. Lines over the serializer's scratch limit are let go.
-pub fn recycle_line(mut line: Vec<u8>) {
-    if line.capacity() >= 1 << 16 && line.capacity() <= crate::rjson::SCRATCH_KEEP {
-        line.clear();
-        SPARE_LINE.with(|s| {
-            if let Ok(mut spare) = s.try_borrow_mut() {
-                *spare = line;
-            }
-        });
-    }
-}
-
-/// A whole answer line for a tool result.
-fn answer_line<V: RValue>(id: &RequestId, v: VersionIndex, result: &CallResult<V>, server_info: &Value) -> Vec<u8> {
+/// A whole answer line for a tool result, written into `line` (empty; the
+/// memory of an earlier line, see [`Server::recycle_line`]).
+fn answer_line<V: RValue>(
+    mut line: Vec<u8>,
+    id: &RequestId,
+    v: VersionIndex,
+    result: &CallResult<V>,
+    server_info: &Value,
+) -> Vec<u8> {
     let version = &VERSIONS[v];
     let server_meta = version.modern_result.then_some((META_SERVER_INFO, server_info));
-    let mut line =
-        SPARE_LINE.with(|s| s.try_borrow_mut().map(|mut spare| std::mem::take(&mut *spare)).unwrap_or_default());
     line.reserve(256);
     envelope::begin_result(&mut line, id);
     write_result(&mut line, result, version, server_meta);
@@ -364,6 +374,11 @@ pub struct Server<F> {
     fallback: Option<Tool<F>>,
     /// The client's name from the latest legacy `initialize`.
     legacy_client: Option<String>,
+    /// The tool calls read and not yet answered (see [`Owed`]).
+    owed: Owed,
+    /// The memory of the last large answer line, once written (see
+    /// [`Server::recycle_line`]).
+    spare_line: std::cell::Cell<Vec<u8>>,
 }
 
 /// A `tools/list` result: the tool array written once when serving began
@@ -404,7 +419,26 @@ impl<F> Server<F> {
             live_tools: false,
             fallback: None,
             legacy_client: None,
+            owed: Owed::default(),
+            spare_line: Default::default(),
         })
+    }
+
+    /// A handle to the calls this server owes an answer, for the host's exit
+    /// hook and for the service layer that settles them.
+    pub fn owed(&self) -> Owed {
+        self.owed.clone()
+    }
+
+    /// Hands a written answer line back: the next tool answer reuses its
+    /// memory, so a server sending large results does not map and fault in
+    /// fresh pages for each one. Lines over the serializer's scratch limit
+    /// are let go.
+    pub fn recycle_line(&self, mut line: Vec<u8>) {
+        if line.capacity() >= 1 << 16 && line.capacity() <= crate::rjson::SCRATCH_KEEP {
+            line.clear();
+            self.spare_line.set(line);
+        }
     }
 
     /// This server's tools may change while it serves (the live-session
@@ -698,7 +732,7 @@ impl<F> Server<F> {
             Ok(()) => {
                 let ended =
                     Ended { id: id.clone(), version: v, tool: name.to_string(), server_info: self.server_info.clone() };
-                owe(ended);
+                self.owed.owe(ended);
                 // What the tool itself serializes (tool_result()) counts for it.
                 rjson::take_zeroed();
                 let progress = progress_token(msg)
@@ -735,7 +769,7 @@ impl<F> Server<F> {
             }
             finished => {
                 let (result, failure) = self.call_result(finished, tool);
-                (answer_line(id, v, &result, &self.server_info), result.is_error, failure)
+                (answer_line(self.spare_line.take(), id, v, &result, &self.server_info), result.is_error, failure)
             }
         };
         Answer {
@@ -809,4 +843,64 @@ fn progress_token(msg: &Message) -> Option<&str> {
 /// Whether a message carries any modern request `_meta` key.
 fn is_modern(msg: &Message) -> bool {
     msg.meta().is_some_and(|m| MODERN_KEYS.iter().any(|k| m.get(k).is_some()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Doc;
+    use crate::rjson::testvalue::TV;
+
+    fn id(text: &str) -> RequestId {
+        let d = Doc::parse(text.as_bytes().to_vec()).unwrap();
+        RequestId::parse(d.root()).unwrap()
+    }
+
+    fn ended(text: &str, tool: &str) -> Ended {
+        let server_info = std::sync::Arc::new(json!({"name": "s", "version": "1"}));
+        Ended { id: id(text), version: VERSIONS.len() - 1, tool: tool.into(), server_info }
+    }
+
+    fn texts(lines: Vec<Vec<u8>>) -> Vec<String> {
+        lines.into_iter().map(|l| String::from_utf8(l).unwrap()).collect()
+    }
+
+    /// The exit hook's answers: one per call still owed, the running call's
+    /// saying its tool ended R; settled calls get none; the list is taken.
+    #[test]
+    fn owed_calls_are_answered_once_by_the_exit_hook() {
+        let owed = Owed::default();
+        let handle = owed.clone();
+        owed.owe(ended("1", "first"));
+        owed.owe(ended("\"two\"", "second"));
+        owed.owe(ended("3", "third"));
+        assert_eq!(handle.count(&id("1.0")), 1, "ids match as numbers");
+        owed.settle(&id("3"));
+        assert_eq!(owed.count(&id("3")), 0);
+        handle.mark_running(Some(&id("\"two\"")));
+        let lines = texts(handle.take_answers::<TV>());
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with(r#"{"jsonrpc":"2.0","id":1,"#), "{}", lines[0]);
+        assert!(lines[0].contains("before tool first was answered"), "{}", lines[0]);
+        assert!(lines[1].starts_with(r#"{"jsonrpc":"2.0","id":"two","#), "{}", lines[1]);
+        assert!(lines[1].contains("Tool second ended the R process"), "{}", lines[1]);
+        assert!(owed.take_answers::<TV>().is_empty(), "taken once");
+        // No call marked running: every answer says the call was not answered.
+        owed.owe(ended("4", "fourth"));
+        owed.mark_running(Some(&id("4")));
+        owed.mark_running(None);
+        let lines = texts(owed.take_answers::<TV>());
+        assert!(lines.len() == 1 && lines[0].contains("before tool fourth was answered"), "{lines:?}");
+    }
+
+    /// Each server owns its list: a second server's calls are not the first's.
+    #[test]
+    fn each_server_owes_its_own_calls() {
+        let a = Owed::default();
+        let b = Owed::default();
+        a.owe(ended("1", "t"));
+        assert_eq!(b.count(&id("1")), 0);
+        assert!(b.take_answers::<TV>().is_empty());
+        assert_eq!(a.take_answers::<TV>().len(), 1);
+    }
 }

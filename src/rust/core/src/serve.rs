@@ -281,7 +281,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
         }
         out.write_line(&mut line);
         drop(out);
-        crate::dispatch::recycle_line(line);
+        self.server.recycle_line(line);
     }
 
     /// Put a new tool set from the host in the server, and tell the client
@@ -415,9 +415,10 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             }
         }
         self.telemetry.end(span, &answer.facts);
+        let owed = self.server.owed();
         let settle = |id: Option<&RequestId>| {
             if let (Some(id), Some(_)) = (id, &answer.facts.tool) {
-                crate::dispatch::settle(id);
+                owed.settle(id);
             }
         };
         if let Some(id) = id.filter(|_| cancelled) {
@@ -627,13 +628,14 @@ fn handle_guarded<H: ToolHost>(
     progress: &Progress,
 ) -> Reply {
     use std::panic::{catch_unwind, AssertUnwindSafe};
-    let owed_before = msg.id.as_ref().map_or(0, crate::dispatch::owed_count);
+    let owed = server.owed();
+    let owed_before = msg.id.as_ref().map_or(0, |id| owed.count(id));
     match catch_unwind(AssertUnwindSafe(|| server.handle(msg, host, traceparent, progress))) {
         Ok(reply) => reply,
         Err(_) => match &msg.id {
             Some(id) => {
-                if crate::dispatch::owed_count(id) > owed_before {
-                    crate::dispatch::settle(id);
+                if owed.count(id) > owed_before {
+                    owed.settle(id);
                 }
                 Reply::Answer(Server::<H::Fun>::internal_error(id))
             }

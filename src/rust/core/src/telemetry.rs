@@ -233,6 +233,8 @@ pub struct Reporting<E> {
 }
 
 /// Export failures are said once per process, whichever way they show.
+// Global because the SDK owns the exporter (on its batch thread), and a
+// process may set up tracing more than once: said once per process.
 static EXPORT_FAILURE_SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn say_export_failure(message: &str) {

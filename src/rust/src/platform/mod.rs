@@ -126,9 +126,15 @@ pub fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
 mod stop;
 pub use stop::{cancel_closure, closure_enter, closure_leave, stop_requests, ForTool, StopSignals};
 
-/// Remember the calling thread as R's (the thread a cancellation interrupts).
-pub fn remember_r_thread() {
-    imp::remember_r_thread()
+/// R's thread, the one a cancellation interrupts ([`cancel_closure`]): taken
+/// on it by whoever serves, and handed to the thread that cancels.
+pub struct RThread(imp::RThread);
+
+impl RThread {
+    /// The calling thread, which must be R's.
+    pub fn current() -> RThread {
+        RThread(imp::RThread::current())
+    }
 }
 
 #[cfg(unix)]
@@ -207,6 +213,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     imp::same_file(a, b)
 }
 
+/// Whether a `StdioGuard` is alive. Global because descriptors 0 and 1 are
+/// the process's: one guard at a time, whoever asks.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// For a process that serves no protocol but may have inherited a server's

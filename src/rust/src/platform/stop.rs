@@ -11,14 +11,18 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 /// How deep in R code run for a tool this process is (0: not in a tool).
+// Global because the signal handlers read it (they get no data).
 static FOR_TOOL: AtomicUsize = AtomicUsize::new(0);
 /// Stop requests since the handlers were installed, and how many of them
 /// asked to terminate (SIGTERM, SIGHUP; close, logoff, shutdown).
+// Global because the signal handlers write them (they get no data).
 static REQUESTS: AtomicU32 = AtomicU32::new(0);
 static TERMINATIONS: AtomicU32 = AtomicU32::new(0);
 /// An interrupt was handed on to R's handler since the last look.
+// Global because the signal handler writes it.
 static FORWARDED: AtomicBool = AtomicBool::new(false);
 /// Whether the handlers are installed.
+// Global because signal dispositions are process-wide (one installation).
 pub(super) static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// Cancellation of the tool's own function in this process: each run of a
@@ -28,6 +32,7 @@ pub(super) static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// same run goes on (never to another call, never to the server's own R
 /// code), and never counts it as a stop request. `CANCEL_FORWARDED` says
 /// which run got it, so R drops it if the run ends before R acts on it.
+// Global because the signal handler reads them (it gets no data).
 static NEXT_CLOSURE: AtomicUsize = AtomicUsize::new(1);
 static CLOSURE: AtomicUsize = AtomicUsize::new(0);
 static CANCEL_FOR: AtomicUsize = AtomicUsize::new(0);
@@ -146,11 +151,11 @@ pub fn closure_leave() -> bool {
 /// Interrupt the tool function running now (from another thread): false
 /// when none runs or the platform cannot (Windows: the function runs to its
 /// end, and its answer is dropped).
-pub fn cancel_closure() -> bool {
+pub fn cancel_closure(r_thread: &super::RThread) -> bool {
     let run = CLOSURE.load(Ordering::SeqCst);
     if run == 0 || !INSTALLED.load(Ordering::SeqCst) {
         return false;
     }
     CANCEL_FOR.store(run, Ordering::SeqCst);
-    super::imp::interrupt_r_thread()
+    r_thread.0.interrupt()
 }

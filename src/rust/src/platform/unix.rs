@@ -149,6 +149,7 @@ pub(super) struct SavedSignals {
 /// The previous SIGINT handler (R's) and its flags, for the handler to hand
 /// interrupts on to: atomics, since a signal handler reads them. Written
 /// before the handler is installed (the sigaction call orders them).
+// Global because the signal handler reads them (it gets no data).
 static PREVIOUS_SIGINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static PREVIOUS_SIGINT_FLAGS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
@@ -202,29 +203,26 @@ extern "C" fn on_stop_signal(sig: libc::c_int, info: *mut libc::siginfo_t, conte
     }
 }
 
-/// R's thread, for [`interrupt_r_thread`].
-static R_THREAD: std::sync::Mutex<Option<RThread>> = std::sync::Mutex::new(None);
-
-struct RThread(libc::pthread_t);
+/// R's thread (see `platform::RThread`).
+pub(super) struct RThread(libc::pthread_t);
 
 // SAFETY: a pthread_t only names a thread; pthread_kill() may be called
 // with it from any thread.
 unsafe impl Send for RThread {}
+// SAFETY: as above: shared, it is only read, to name the thread.
+unsafe impl Sync for RThread {}
 
-pub(super) fn remember_r_thread() {
-    // SAFETY: pthread_self() has no preconditions.
-    let me = unsafe { libc::pthread_self() };
-    *R_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(RThread(me));
-}
+impl RThread {
+    pub(super) fn current() -> RThread {
+        // SAFETY: pthread_self() has no preconditions.
+        RThread(unsafe { libc::pthread_self() })
+    }
 
-/// Send R's thread a SIGINT (our handler decides what it does). R's thread
-/// is the process's main thread and lives as long as the process.
-pub(super) fn interrupt_r_thread() -> bool {
-    let thread = R_THREAD.lock().unwrap_or_else(|e| e.into_inner());
-    match thread.as_ref() {
+    /// Send R's thread a SIGINT (our handler decides what it does). R's
+    /// thread is the process's main thread and lives as long as the process.
+    pub(super) fn interrupt(&self) -> bool {
         // SAFETY: the thread is alive (see above); SIGINT has our handler.
-        Some(t) => unsafe { libc::pthread_kill(t.0, libc::SIGINT) == 0 },
-        None => false,
+        unsafe { libc::pthread_kill(self.0, libc::SIGINT) == 0 }
     }
 }
 
@@ -670,6 +668,8 @@ fn kill_checked(pid: u32, start: Option<u64>) -> io::Result<bool> {
 }
 
 /// The private copy of descriptor 0 while the console guard is on.
+// Global because descriptor 0 is the process's, and the guard is put on and
+// taken off by separate `.Call`s (`rust_console_guard()`).
 static CONSOLE_STDIN: std::sync::Mutex<Option<File>> = std::sync::Mutex::new(None);
 
 pub(super) fn console_stdin_guard(enter: bool) -> io::Result<bool> {

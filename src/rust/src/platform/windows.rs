@@ -285,12 +285,19 @@ unsafe extern "system" fn on_console_event(kind: u32) -> i32 {
     1
 }
 
-pub(super) fn remember_r_thread() {}
+/// R's thread (see `platform::RThread`): nothing to keep on Windows.
+pub(super) struct RThread;
 
-/// Windows has no signal to interrupt one thread with: a cancelled tool
-/// function runs to its end there (its answer is dropped).
-pub(super) fn interrupt_r_thread() -> bool {
-    false
+impl RThread {
+    pub(super) fn current() -> RThread {
+        RThread
+    }
+
+    /// Windows has no signal to interrupt one thread with: a cancelled tool
+    /// function runs to its end there (its answer is dropped).
+    pub(super) fn interrupt(&self) -> bool {
+        false
+    }
 }
 
 pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {

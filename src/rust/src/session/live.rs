@@ -37,6 +37,7 @@ const MAX_UNCHECKED: usize = 16;
 /// How long a write to a server may take (it reads on a thread of its own).
 const WRITE_WAIT: Duration = Duration::from_secs(5);
 
+// Global because later's C function is looked up once per process.
 static EXEC_LATER: OnceLock<ExecLater> = OnceLock::new();
 
 extern "C" {
@@ -147,6 +148,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     token: String,
+    /// The thread a cancellation interrupts (the one that started the session).
+    r_thread: platform::RThread,
 }
 
 /// The session being served, for the listener threads and `mcp_session_info()`.
@@ -158,6 +161,9 @@ struct Live {
     accepting: Option<std::thread::JoinHandle<()>>,
 }
 
+// Global because the live session outlives every `.Call`: `mcp_session()`,
+// `mcp_session_stop()`, the console's task callback and later's callback
+// (which carries no data) reach it from R, the connection threads from Rust.
 static LIVE: Mutex<Option<Live>> = Mutex::new(None);
 
 /// Main-thread state: R objects.
@@ -168,16 +174,24 @@ struct Main {
 }
 
 thread_local! {
+    // Global because later's callback (`on_later`) and the `.Call`s of
+    // `session_dispatch()` carry no data; R objects, so main thread only.
     static MAIN: RefCell<Option<Main>> = const { RefCell::new(None) };
 }
 
 /// The call whose progress goes over the link (while it runs).
+// Global because `mcp_progress()` reaches it from the tool's R code through
+// `.Call`, which carries no handle.
 static PROGRESS_TO: Mutex<Option<(Arc<Conn>, u64)>> = Mutex::new(None);
 /// Held while a cancellation signals the main thread, and while the main
 /// thread stops catching signals after a call: the signal is sent only
 /// while the call's closure can take it.
+// Global because it orders a connection thread's signal with the main
+// thread's signal handlers, which are process-wide.
 static SIGNALLING: Mutex<()> = Mutex::new(());
 /// A cancellation sent the main thread a SIGINT during the call running now.
+// Global because a connection thread sets it and the main thread reads it
+// after the call, outside any shared handle.
 static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// `mcp_progress()` in a session call: the report goes to the server that
@@ -214,8 +228,6 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
         *m = Some(Main { server, invoker: item("invoke")?, dispatch: item("dispatch")? });
         Ok::<(), String>(())
     })?;
-    // A cancellation interrupts a tool's function on this thread.
-    platform::remember_r_thread();
     let mut live = lock(&LIVE);
     if let Some(live) = live.as_ref() {
         // Again: new tools, same socket; servers attached ask for them.
@@ -265,6 +277,7 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
             ..Default::default()
         }),
         token: reg.token,
+        r_thread: platform::RThread::current(),
     });
     let accepting = {
         let shared = shared.clone();
@@ -482,7 +495,7 @@ fn serve_connection(stream: LocalStream, shared: &Shared) {
                 state.queue.retain(|q| !(q.conn == id && q.call == call));
                 if state.queue.len() == before && state.running == Some((id, call)) {
                     let _signalling = lock(&SIGNALLING);
-                    if platform::cancel_closure() {
+                    if platform::cancel_closure(&shared.r_thread) {
                         SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
                     }
                 }
@@ -527,6 +540,8 @@ pub fn next() -> Robj {
 
 thread_local! {
     /// The call `next()` took, for `run()`.
+    // Global because `rust_session_next()` and `rust_session_run()` are
+    // separate `.Call`s from `session_dispatch()`.
     static CURRENT: RefCell<Option<(Queued, Option<Arc<Conn>>)>> = const { RefCell::new(None) };
 }
 
@@ -562,7 +577,7 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     let done = MAIN.with(|m| {
         let mut m = m.borrow_mut();
         let m = m.as_mut()?;
-        let mut host = RHost { invoker: m.invoker.clone() };
+        let mut host = RHost { invoker: m.invoker.clone(), owed: m.server.owed() };
         let cx = CallContext { traceparent: None, id, progress: None, version, client: q.client.clone() };
         m.server.call_here(&q.tool, doc.as_ref().map(|d| d.root()), &mut host, cx)
     });

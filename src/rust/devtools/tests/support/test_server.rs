@@ -17,7 +17,7 @@
 //! - linger: serves, and keeps running for a minute after end of input
 //! - old: answers initialize with protocol 2025-03-26
 
-use mcplite_core::dispatch::{CallContext, Finished, Started};
+use mcplite_core::dispatch::{CallContext, Finished, Owed, Started};
 use mcplite_core::json::Val;
 use mcplite_core::r::Formals;
 use mcplite_core::result::ToolDef;
@@ -31,7 +31,11 @@ use serde_json::{json, Map, Value};
 use std::io::{BufReader, Write};
 use std::time::Duration;
 
-struct Host;
+/// The tool host; `owed` is the server's list of calls owed an answer, which
+/// the quit tool answers as the R host's exit hook does.
+struct Host {
+    owed: Owed,
+}
 
 /// A tool error the way `tool_result(is_error = TRUE)` makes it.
 fn tool_error(text: &str) -> TV {
@@ -48,7 +52,7 @@ impl ToolHost for Host {
     fn call(&mut self, tool: &Tool<&'static str>, args: Option<Val<'_>>, cx: CallContext) -> Started<TV> {
         match tool.fun {
             "panics" => panic!("a bug in the service, as asked"),
-            "quit" => exit_as_r_quit(&cx),
+            "quit" => exit_as_r_quit(&self.owed, &cx),
             _ => {}
         }
         let arguments: Map<String, Value> = match args.map(|a| a.to_value()) {
@@ -75,11 +79,11 @@ impl ToolHost for Host {
 
 /// What the R host's exit hook (`host::on_r_exit` in the glue) writes when a
 /// tool calls quit(): one answer for each call still owed one.
-fn exit_as_r_quit(cx: &CallContext) -> ! {
+fn exit_as_r_quit(owed: &Owed, cx: &CallContext) -> ! {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for ended in mcplite_core::dispatch::take_owed() {
-        let line = if ended.id().key() == cx.id.key() { ended.line::<TV>() } else { ended.unanswered_line::<TV>() };
+    owed.mark_running(Some(&cx.id));
+    for line in owed.take_answers::<TV>() {
         let _ = out.write_all(&line);
         let _ = out.write_all(b"\n");
     }
@@ -135,6 +139,7 @@ fn main() {
     ) else {
         std::process::exit(2);
     };
+    let mut host = Host { owed: server.owed() };
     let mut reader = LineReader::new(BufReader::new(std::io::stdin()));
     while let Ok(Some(line)) = reader.next_line() {
         if mode == "silent" {
@@ -172,7 +177,7 @@ fn main() {
             }
         }
         let mut telemetry = Telemetry::from_provider(None);
-        let answer = handle_line(&mut server, &mut Host, &mut telemetry, &line);
+        let answer = handle_line(&mut server, &mut host, &mut telemetry, &line);
         let _ = out.write_all(&answer);
         let _ = out.flush();
     }

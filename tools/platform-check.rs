@@ -901,6 +901,105 @@ fn session_checks(c: &mut Checks) {
     std::env::remove_var("MCPLITE_SESSION_DIR");
 }
 
+/// The access list of a session's pipe, read back from a handle to it.
+#[cfg(windows)]
+mod pipe_dacl {
+    use std::ffi::c_void;
+    use std::io;
+    use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+
+    const SE_FILE_OBJECT: u32 = 1;
+    const DACL_SECURITY_INFORMATION: u32 = 4;
+    const TOKEN_QUERY: u32 = 8;
+    const TOKEN_USER_CLASS: u32 = 1;
+    const ACCESS_ALLOWED_ACE_TYPE: u8 = 0;
+    const FILE_ALL_ACCESS: u32 = 0x001F_01FF;
+
+    #[link(name = "advapi32")]
+    extern "system" {
+        fn GetSecurityInfo(
+            handle: *mut c_void,
+            kind: u32,
+            what: u32,
+            owner: *mut *mut c_void,
+            group: *mut *mut c_void,
+            dacl: *mut *mut c_void,
+            sacl: *mut *mut c_void,
+            descriptor: *mut *mut c_void,
+        ) -> u32;
+        fn GetAce(acl: *mut c_void, index: u32, ace: *mut *mut c_void) -> i32;
+        fn EqualSid(a: *mut c_void, b: *mut c_void) -> i32;
+        fn OpenProcessToken(process: *mut c_void, access: u32, token: *mut *mut c_void) -> i32;
+        fn GetTokenInformation(token: *mut c_void, class: u32, info: *mut c_void, len: u32, returned: *mut u32) -> i32;
+    }
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetCurrentProcess() -> *mut c_void;
+        fn LocalFree(memory: *mut c_void) -> *mut c_void;
+    }
+
+    /// Whether the DACL of `pipe` is exactly one entry that allows this
+    /// process's user everything.
+    pub fn only_this_user(pipe: &impl AsRawHandle) -> io::Result<bool> {
+        let mut token = std::ptr::null_mut();
+        // SAFETY: this process's pseudo-handle and an out-pointer to a local.
+        if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new handle nothing else owns.
+        let token = unsafe { OwnedHandle::from_raw_handle(token) };
+        let mut user = vec![0u64; 128];
+        let mut len = 0u32;
+        // SAFETY: the buffer holds 1024 bytes, aligned for TOKEN_USER.
+        let ok = unsafe {
+            GetTokenInformation(token.as_raw_handle(), TOKEN_USER_CLASS, user.as_mut_ptr() as *mut c_void, 1024, &mut len)
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a TOKEN_USER starts with its SID pointer (into `user`).
+        let sid = unsafe { *(user.as_ptr() as *const *mut c_void) };
+        let (mut dacl, mut descriptor) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let null = std::ptr::null_mut();
+        // SAFETY: a handle opened with read access (READ_CONTROL) and out-pointers to locals.
+        let err = unsafe {
+            GetSecurityInfo(
+                pipe.as_raw_handle(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                null,
+                null,
+                &mut dacl,
+                null,
+                &mut descriptor,
+            )
+        };
+        if err != 0 {
+            return Err(io::Error::from_raw_os_error(err as i32));
+        }
+        // A null DACL would let everyone in.
+        let only = !dacl.is_null() && {
+            // SAFETY: an ACL header: revision, padding, size (u16), ACE count (u16).
+            let count = unsafe { *((dacl as *const u8).add(4) as *const u16) };
+            let mut ace = std::ptr::null_mut();
+            // SAFETY: the first ACE of the ACL the descriptor holds (alive until LocalFree).
+            count == 1 && unsafe { GetAce(dacl, 0, &mut ace) } != 0 && {
+                // SAFETY: an ACE header (type, flags, size), then for an
+                // allow entry the mask (u32) and the SID.
+                unsafe {
+                    let ace = ace as *const u8;
+                    *ace == ACCESS_ALLOWED_ACE_TYPE
+                        && *(ace.add(4) as *const u32) == FILE_ALL_ACCESS
+                        && EqualSid(ace.add(8) as *mut c_void, sid) != 0
+                }
+            }
+        };
+        // SAFETY: the descriptor GetSecurityInfo allocated, freed once.
+        unsafe { LocalFree(descriptor) };
+        Ok(only)
+    }
+}
+
 /// Whether this runs under wine (its ntdll says its version).
 #[cfg(windows)]
 fn under_wine() -> bool {
@@ -956,6 +1055,11 @@ fn link_checks(c: &mut Checks, dir: &std::path::Path) {
         (Ok(c), Ok(s)) => (c, s),
         (c1, s1) => return c.check(false, &format!("connect and accept ({:?}, {:?})", c1.err(), s1.err())),
     };
+    #[cfg(windows)]
+    match pipe_dacl::only_this_user(&client) {
+        Ok(only) => c.check(only, "the pipe's access list has one entry: this user, allowed"),
+        Err(e) => c.check(false, &format!("the pipe's access list cannot be read ({})", e)),
+    }
     c.check(platform::has_token(&server, token.as_bytes(), Duration::from_secs(5)), "connect_at presents the token");
     let wrong = platform::connect_at(&sock, &[b'0'; 32]);
     let ok = listener.accept_next().map(|s| platform::has_token(&s, token.as_bytes(), Duration::from_secs(5)));

@@ -1093,6 +1093,12 @@ impl io::Write for SessionStream {
     }
 }
 
+impl AsRawHandle for SessionStream {
+    fn as_raw_handle(&self) -> std::os::windows::io::RawHandle {
+        self.pipe.handle.as_raw_handle()
+    }
+}
+
 impl super::TokenRead for SessionStream {
     fn wait_reads(&self, wait: Option<Duration>) -> io::Result<()> {
         self.set_read_timeout(wait)

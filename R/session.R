@@ -22,7 +22,13 @@
 #' Calling it again replaces the tools (attached servers learn of the
 #' change). Needs the `later` package. Only this OS user can reach the
 #' session: a Unix socket in a private directory (`MCPLITE_SESSION_DIR`, else
-#' `/tmp/mcplite-<uid>`) and a secret token. Not on Windows yet.
+#' `/tmp/mcplite-<uid>`) and a secret token; on Windows a named pipe that only
+#' this user may open, registered in `MCPLITE_SESSION_DIR`, else the folder
+#' `mcplite/sessions` in the user's `LOCALAPPDATA`. Windows: compiled and its
+#' platform layer checked under wine, but a whole session has not been run
+#' there; the guard against prompts does nothing there (a tool that calls
+#' `readline()` waits for the console), and cancelling a running call does
+#' not interrupt it.
 #'
 #' @param tools A tool made with [tool()], or a list of tools, as for
 #'   [mcp_server()].
@@ -168,8 +174,8 @@ session_dispatch <- function() {
 #' `MCPLITE_SESSION_BUSY_WAIT` seconds (or `options(mcplite.session.busy_wait)`,
 #' default 120), reporting progress, then gets a tool error. A cancelled
 #' call that waits never runs; one that runs is interrupted while the tool's
-#' own function runs (not on Windows, where live sessions are not supported
-#' yet).
+#' own function runs (not on Windows, where the call runs to its end and its
+#' answer is dropped).
 #'
 #' @param name The session to serve, or `NULL` to choose as above.
 #' @return `NULL`, invisibly, when the client disconnects.

@@ -29,6 +29,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::raw::{c_char, c_int};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::Duration;
 
 extern "C" {
@@ -810,71 +811,335 @@ fn dial(url: &str) -> io::Result<std::net::TcpStream> {
     std::net::TcpStream::connect(url.trim_start_matches("tcp://"))
 }
 
-/// The live sessions' directory, registration files and sockets: private on
-/// unix; on Windows each says it is not supported yet.
+/// The live sessions' directory, registration files and links: unix, a
+/// private directory (mode 0700) with Unix sockets; Windows, a directory of
+/// the user's that is no reparse point, with named pipes.
 fn session_checks(c: &mut Checks) {
     let base = std::env::temp_dir().join(format!("pcs-{}", &platform::random_token()[..8]));
-    std::env::set_var("MCPLITE_SESSION_DIR", &base);
-    let dir = platform::session_dir();
+    let _ = std::fs::create_dir(&base);
     if cfg!(windows) {
-        let said = dir.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
-        c.check(said.contains("not supported on Windows"), &format!("sessions say they are not supported ({})", said));
-        let file = base.join("x.json");
-        c.check(platform::write_private_file(&file, b"{}").is_err(), "no registration is written");
-        c.check(platform::read_private_file(&file, 10).is_err(), "no registration is read");
-        c.check(platform::LocalListener::bind_at(&base.join("s")).is_err(), "no session socket");
-        c.check(platform::connect_at(&base.join("s"), b"").is_err(), "no session connection");
-        return;
+        // The default place, under a LOCALAPPDATA of the check's own.
+        std::env::set_var("LOCALAPPDATA", &base);
+        std::env::remove_var("MCPLITE_SESSION_DIR");
+        let dir = platform::session_dir();
+        let want = base.join("mcplite").join("sessions");
+        c.check(dir.as_ref().ok() == Some(&want), &format!("the session directory is LOCALAPPDATA\\mcplite\\sessions ({:?})", dir));
     }
-    let dir = match dir {
+    std::env::set_var("MCPLITE_SESSION_DIR", &base.join("given"));
+    let dir = match platform::session_dir() {
         Ok(d) => d,
         Err(e) => return c.check(false, &format!("session directory: {}", e)),
     };
+    c.check(dir.is_dir(), "MCPLITE_SESSION_DIR is made");
     c.check(platform::session_dir().ok().as_ref() == Some(&dir), "the session directory is found again");
+    let file = dir.join("r.json");
+    c.check(platform::write_private_file(&file, b"{\"a\":1}").is_ok(), "a registration is written");
+    c.check(platform::write_private_file(&file, b"{\"a\":2}").is_ok(), "and replaced");
+    let read = platform::read_private_file(&file, 100);
+    c.check(read.as_deref().ok() == Some(&b"{\"a\":2}"[..]), "the registration reads back");
+    let left: Vec<_> = std::fs::read_dir(&dir).map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect()).unwrap_or_default();
+    c.check(left.len() == 1, &format!("no temporary file is left ({:?})", left));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&dir).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
         c.check(mode == 0o700, &format!("the session directory has mode 0700 (got {:o})", mode));
-        let file = dir.join("r.json");
-        c.check(platform::write_private_file(&file, b"{\"a\":1}").is_ok(), "a registration is written");
-        c.check(platform::write_private_file(&file, b"{\"a\":2}").is_ok(), "and replaced");
         let mode = std::fs::metadata(&file).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
         c.check(mode == 0o600, &format!("the registration has mode 0600 (got {:o})", mode));
-        let read = platform::read_private_file(&file, 100);
-        c.check(read.as_deref().ok() == Some(&b"{\"a\":2}"[..]), "the registration reads back");
-        let link = dir.join("l.json");
-        let _ = std::os::unix::fs::symlink(&file, &link);
-        c.check(platform::read_private_file(&link, 100).is_err(), "a registration that is a link is refused");
+    }
+    // Links: unix always; Windows if the system lets this user make them.
+    let link = dir.join("l.json");
+    let linked = base.with_extension("link");
+    #[cfg(unix)]
+    let made = std::os::unix::fs::symlink(&file, &link).and_then(|_| std::os::unix::fs::symlink(&dir, &linked));
+    #[cfg(windows)]
+    let made =
+        std::os::windows::fs::symlink_file(&file, &link).and_then(|_| std::os::windows::fs::symlink_dir(&dir, &linked));
+    // Wine 8 makes links that its own calls cannot look at (NotFound):
+    // only a link the system reports as one tests the refusal.
+    let made = made.and_then(|_| {
+        let seen = |p: &std::path::Path| std::fs::symlink_metadata(p).map(|m| m.file_type().is_symlink()).unwrap_or(false);
+        if seen(&link) && seen(&linked) {
+            Ok(())
+        } else {
+            Err(io::Error::new(io::ErrorKind::Other, "the links made are not seen as links"))
+        }
+    });
+    match made {
+        Ok(()) => {
+            c.check(platform::read_private_file(&link, 100).is_err(), "a registration that is a link is refused");
+            // Unix replaces the link, Windows refuses it: the file it leads to stays.
+            let _ = platform::write_private_file(&link, b"{}");
+            let kept = std::fs::read(&file).ok();
+            c.check(kept.as_deref() == Some(&b"{\"a\":2}"[..]), "a registration is never written through a link");
+            std::env::set_var("MCPLITE_SESSION_DIR", &linked);
+            c.check(platform::session_dir().is_err(), "a session directory that is a link is refused");
+            std::env::set_var("MCPLITE_SESSION_DIR", &dir);
+        }
+        Err(e) => {
+            c.check(cfg!(windows), &format!("symbolic links can be made ({})", e));
+            eprintln!("note: no symbolic link here ({}): the refusal of links is not checked", e);
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644));
         c.check(platform::read_private_file(&file, 100).is_err(), "a registration open to others is refused");
-        let sock = dir.join("s.sock");
-        c.check(sock.as_os_str().len() <= platform::SOCKET_PATH_MAX, "the socket path fits");
-        match platform::LocalListener::bind_at(&sock) {
-            Ok(listener) => {
-                let mode = std::fs::metadata(&sock).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
-                c.check(mode == 0o600, &format!("the session socket has mode 0600 (got {:o})", mode));
-                let token = platform::random_token();
-                let client = platform::connect_at(&sock, token.as_bytes());
-                let ok = listener.accept_next().map(|s| platform::has_token(&s, token.as_bytes(), Duration::from_secs(5)));
-                c.check(client.is_ok() && matches!(ok, Ok(true)), "connect_at presents the token");
-            }
-            Err(e) => c.check(false, &format!("session socket: {}", e)),
-        }
         let open = base.with_extension("open");
         let _ = std::fs::create_dir(&open);
         let _ = std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755));
         std::env::set_var("MCPLITE_SESSION_DIR", &open);
         c.check(platform::session_dir().is_err(), "a session directory open to others is refused");
-        let linked = base.with_extension("link");
-        let _ = std::os::unix::fs::symlink(&dir, &linked);
-        std::env::set_var("MCPLITE_SESSION_DIR", &linked);
-        c.check(platform::session_dir().is_err(), "a session directory that is a link is refused");
         let _ = std::fs::remove_dir(&open);
-        let _ = std::fs::remove_file(&linked);
     }
+    link_checks(c, &dir);
+    let _ = std::fs::remove_file(&link);
+    let _ = std::fs::remove_file(&linked);
+    let _ = std::fs::remove_dir(&linked);
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&base);
     std::env::remove_var("MCPLITE_SESSION_DIR");
+}
+
+/// The access list of a session's pipe, read back from a handle to it.
+#[cfg(windows)]
+mod pipe_dacl {
+    use std::ffi::c_void;
+    use std::io;
+    use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+
+    const SE_FILE_OBJECT: u32 = 1;
+    const DACL_SECURITY_INFORMATION: u32 = 4;
+    const TOKEN_QUERY: u32 = 8;
+    const TOKEN_USER_CLASS: u32 = 1;
+    const ACCESS_ALLOWED_ACE_TYPE: u8 = 0;
+    const FILE_ALL_ACCESS: u32 = 0x001F_01FF;
+
+    #[link(name = "advapi32")]
+    extern "system" {
+        fn GetSecurityInfo(
+            handle: *mut c_void,
+            kind: u32,
+            what: u32,
+            owner: *mut *mut c_void,
+            group: *mut *mut c_void,
+            dacl: *mut *mut c_void,
+            sacl: *mut *mut c_void,
+            descriptor: *mut *mut c_void,
+        ) -> u32;
+        fn GetAce(acl: *mut c_void, index: u32, ace: *mut *mut c_void) -> i32;
+        fn EqualSid(a: *mut c_void, b: *mut c_void) -> i32;
+        fn OpenProcessToken(process: *mut c_void, access: u32, token: *mut *mut c_void) -> i32;
+        fn GetTokenInformation(token: *mut c_void, class: u32, info: *mut c_void, len: u32, returned: *mut u32) -> i32;
+    }
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetCurrentProcess() -> *mut c_void;
+        fn LocalFree(memory: *mut c_void) -> *mut c_void;
+    }
+
+    /// Whether the DACL of `pipe` is exactly one entry that allows this
+    /// process's user everything.
+    pub fn only_this_user(pipe: &impl AsRawHandle) -> io::Result<bool> {
+        let mut token = std::ptr::null_mut();
+        // SAFETY: this process's pseudo-handle and an out-pointer to a local.
+        if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new handle nothing else owns.
+        let token = unsafe { OwnedHandle::from_raw_handle(token) };
+        let mut user = vec![0u64; 128];
+        let mut len = 0u32;
+        // SAFETY: the buffer holds 1024 bytes, aligned for TOKEN_USER.
+        let ok = unsafe {
+            GetTokenInformation(token.as_raw_handle(), TOKEN_USER_CLASS, user.as_mut_ptr() as *mut c_void, 1024, &mut len)
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a TOKEN_USER starts with its SID pointer (into `user`).
+        let sid = unsafe { *(user.as_ptr() as *const *mut c_void) };
+        let (mut dacl, mut descriptor) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let null = std::ptr::null_mut();
+        // SAFETY: a handle opened with read access (READ_CONTROL) and out-pointers to locals.
+        let err = unsafe {
+            GetSecurityInfo(
+                pipe.as_raw_handle(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                null,
+                null,
+                &mut dacl,
+                null,
+                &mut descriptor,
+            )
+        };
+        if err != 0 {
+            return Err(io::Error::from_raw_os_error(err as i32));
+        }
+        // A null DACL would let everyone in.
+        let only = !dacl.is_null() && {
+            // SAFETY: an ACL header: revision, padding, size (u16), ACE count (u16).
+            let count = unsafe { *((dacl as *const u8).add(4) as *const u16) };
+            let mut ace = std::ptr::null_mut();
+            // SAFETY: the first ACE of the ACL the descriptor holds (alive until LocalFree).
+            count == 1 && unsafe { GetAce(dacl, 0, &mut ace) } != 0 && {
+                // SAFETY: an ACE header (type, flags, size), then for an
+                // allow entry the mask (u32) and the SID.
+                unsafe {
+                    let ace = ace as *const u8;
+                    *ace == ACCESS_ALLOWED_ACE_TYPE
+                        && *(ace.add(4) as *const u32) == FILE_ALL_ACCESS
+                        && EqualSid(ace.add(8) as *mut c_void, sid) != 0
+                }
+            }
+        };
+        // SAFETY: the descriptor GetSecurityInfo allocated, freed once.
+        unsafe { LocalFree(descriptor) };
+        Ok(only)
+    }
+}
+
+/// Whether this runs under wine (its ntdll says its version).
+#[cfg(windows)]
+fn under_wine() -> bool {
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetModuleHandleW(name: *const u16) -> *mut std::ffi::c_void;
+        fn GetProcAddress(module: *mut std::ffi::c_void, name: *const c_char) -> *mut std::ffi::c_void;
+    }
+    let ntdll: Vec<u16> = "ntdll.dll".encode_utf16().chain(Some(0)).collect();
+    // SAFETY: a NUL-terminated name; ntdll is loaded in every process.
+    let module = unsafe { GetModuleHandleW(ntdll.as_ptr()) };
+    // SAFETY: a module handle (or null, which fails) and a NUL-terminated name.
+    !module.is_null() && !unsafe { GetProcAddress(module, b"wine_get_version\0".as_ptr() as *const c_char) }.is_null()
+}
+
+/// The session link: listen, connect with a token, lines both ways, a
+/// reader blocked on one thread while another writes, timeouts, shutdown.
+fn link_checks(c: &mut Checks, dir: &std::path::Path) {
+    use std::time::Instant;
+    let sock = platform::session_socket(dir, std::process::id());
+    let name = sock.to_string_lossy().into_owned();
+    c.check(sock.as_os_str().len() <= platform::SOCKET_PATH_MAX, &format!("the link's address fits ({})", name));
+    if cfg!(windows) {
+        c.check(name.starts_with(r"\\.\pipe\mcplite-"), "the link is a named pipe");
+        c.check(platform::session_socket(dir, 1) != sock, "pipe names are random");
+        c.check(platform::registered_socket(dir, 1, &name) == Some(sock.clone()), "a registered pipe name is used");
+        c.check(platform::registered_socket(dir, 1, r"C:\x\1.sock").is_none(), "a registered file path is not");
+        c.check(platform::connect_at(&dir.join("r.json"), b"").is_err(), "connect_at opens no file");
+    }
+    let listener = match platform::SessionListener::bind_at(&sock) {
+        Ok(l) => Arc::new(l),
+        Err(e) => return c.check(false, &format!("session link: {}", e)),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&sock).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+        c.check(mode == 0o600, &format!("the session socket has mode 0600 (got {:o})", mode));
+    }
+    #[cfg(windows)]
+    {
+        if under_wine() {
+            eprintln!("note: wine ignores FILE_FLAG_FIRST_PIPE_INSTANCE: a second listener on the pipe is not checked");
+        } else {
+            let second = platform::SessionListener::bind_at(&sock);
+            c.check(second.is_err(), "a second listener on the same pipe is refused (first instance)");
+        }
+    }
+    let token = platform::random_token();
+    let client = platform::connect_at(&sock, token.as_bytes());
+    let server = listener.accept_next();
+    let (client, server): (platform::SessionStream, platform::SessionStream) = match (client, server) {
+        (Ok(c), Ok(s)) => (c, s),
+        (c1, s1) => return c.check(false, &format!("connect and accept ({:?}, {:?})", c1.err(), s1.err())),
+    };
+    #[cfg(windows)]
+    match pipe_dacl::only_this_user(&client) {
+        Ok(only) => c.check(only, "the pipe's access list has one entry: this user, allowed"),
+        Err(e) => c.check(false, &format!("the pipe's access list cannot be read ({})", e)),
+    }
+    c.check(platform::has_token(&server, token.as_bytes(), Duration::from_secs(5)), "connect_at presents the token");
+    let wrong = platform::connect_at(&sock, &[b'0'; 32]);
+    let ok = listener.accept_next().map(|s| platform::has_token(&s, token.as_bytes(), Duration::from_secs(5)));
+    c.check(wrong.is_ok() && matches!(ok, Ok(false)), "a wrong token is refused");
+    let silent = platform::connect_at(&sock, b"");
+    let started = Instant::now();
+    let ok = listener.accept_next().map(|s| platform::has_token(&s, token.as_bytes(), Duration::from_millis(200)));
+    c.check(silent.is_ok() && matches!(ok, Ok(false)), "a silent connection is refused");
+    c.check(started.elapsed() < Duration::from_secs(10), "a silent connection is given up on");
+    drop((wrong, silent));
+
+    // Lines both ways, as the session code writes and reads them.
+    let wrote = (&client).write_all(b"hello\n");
+    let mut line = String::new();
+    let read = BufReader::new(&server).read_line(&mut line);
+    c.check(wrote.is_ok() && read.is_ok() && line == "hello\n", &format!("client to session ({:?})", line));
+    let big = vec![b'x'; 300 << 10];
+    let writer = server.try_clone().map(|s| {
+        let big = big.clone();
+        std::thread::spawn(move || (&s).write_all(&big).and_then(|_| (&s).write_all(b"\n")))
+    });
+    let mut back = Vec::new();
+    let read = BufReader::new(&client).read_until(b'\n', &mut back);
+    let wrote = writer.map(|t| t.join().ok());
+    c.check(read.is_ok() && back.len() == big.len() + 1, &format!("a long line from the session ({} bytes)", back.len()));
+    c.check(matches!(wrote, Ok(Some(Ok(())))), "written from another thread");
+
+    // A read times out.
+    let _ = client.set_read_timeout(Some(Duration::from_millis(100)));
+    let started = Instant::now();
+    let mut buf = [0u8; 8];
+    let timed = (&client).read(&mut buf);
+    c.check(timed.is_err() && started.elapsed() < Duration::from_secs(5), &format!("a read times out ({:?})", timed));
+    let _ = client.set_read_timeout(None);
+
+    // A reader blocked on one thread while another writes, then shutdown
+    // ends it and the client sees the end.
+    let reader = server.try_clone().map(|s| {
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8];
+            (&s).read(&mut buf)
+        })
+    });
+    let wrote = (&server).write_all(b"during\n");
+    let mut line = String::new();
+    let read = BufReader::new(&client).read_line(&mut line);
+    c.check(wrote.is_ok() && read.is_ok() && line == "during\n", "a write while a read waits on another thread");
+    let shut = server.shutdown(std::net::Shutdown::Both);
+    let ended = reader.map(|t| t.join().ok());
+    c.check(shut.is_ok() && matches!(ended, Ok(Some(Ok(0)))), &format!("shutdown ends a blocked read ({:?})", ended));
+    let mut buf = [0u8; 8];
+    c.check(matches!((&client).read(&mut buf), Ok(0)), "the client sees the end after shutdown");
+    drop((client, server));
+
+    // The other way: the client goes, the session's read sees the end.
+    let client = platform::connect_at(&sock, b"");
+    let server = listener.accept_next();
+    if let (Ok(client), Ok(server)) = (client, server) {
+        drop(client);
+        let mut buf = [0u8; 8];
+        c.check(matches!((&server).read(&mut buf), Ok(0)), "the session sees the end when the client goes");
+    } else {
+        c.check(false, "a connection after shutdown");
+    }
+
+    // A connection wakes a thread waiting in accept (how the session stops).
+    let waiting = {
+        let listener = Arc::clone(&listener);
+        std::thread::spawn(move || listener.accept_next().is_ok())
+    };
+    let woke = platform::connect_at(&sock, b"");
+    c.check(woke.is_ok() && waiting.join().unwrap_or(false), "a connection wakes the accepting thread");
+    drop(woke);
+    drop(listener);
+    let gone = platform::connect_at(&sock, b"");
+    c.check(
+        matches!(&gone, Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused)),
+        &format!("a link nobody listens on is refused or gone ({:?})", gone.err()),
+    );
 }
 
 fn private_checks(c: &mut Checks, exe: &std::path::Path) {

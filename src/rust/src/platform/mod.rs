@@ -104,8 +104,9 @@ use std::time::{Duration, Instant};
 /// Private directories and local sockets for processes the server starts.
 mod private;
 pub use private::{
-    connect_at, has_token, local_connect, random_token, read_private_file, session_dir, write_private_file,
-    LocalListener, LocalStream, PrivateDir, SOCKET_PATH_MAX,
+    connect_at, has_token, local_connect, random_token, read_private_file, registered_socket, session_dir,
+    session_socket, write_private_file, LocalListener, LocalStream, PrivateDir, SessionListener, SessionStream,
+    TokenRead, SOCKET_PATH_MAX,
 };
 
 /// When process `pid` started, in the OS's own unit: with the pid, it names

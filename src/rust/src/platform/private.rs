@@ -4,7 +4,8 @@
 //! only this user's processes. On Windows the directory has the default
 //! permissions of its parent (a user's temporary folder), and local sockets
 //! there are named pipes or loopback TCP, which the directory cannot guard
-//! (see `?mcp_server`).
+//! (see `?mcp_server`). Live sessions' registrations and links are here too
+//! (`session_dir`, `SessionListener`; Windows: named pipes of this user).
 
 use super::imp;
 use std::hash::{BuildHasher, Hasher};
@@ -85,21 +86,35 @@ impl Drop for PrivateDir {
 }
 
 /// The directory where this user's live R sessions register
-/// (`mcp_session()`): `MCPLITE_SESSION_DIR` if set, else `/tmp/mcplite-<uid>`;
-/// made private (mode 0700) if missing, refused if it is a link, another
-/// user's, or open to others. Not on Windows (an error says so).
+/// (`mcp_session()`): `MCPLITE_SESSION_DIR` if set, else unix
+/// `/tmp/mcplite-<uid>`, Windows `%LOCALAPPDATA%\mcplite\sessions`; made
+/// private if missing (unix: mode 0700), refused if it is a link (Windows:
+/// any reparse point), or (unix) another user's or open to others.
 pub fn session_dir() -> io::Result<PathBuf> {
-    // First, also when a directory is given: Windows says it has no sessions.
-    let default = imp::session_base()?;
     let dir = match std::env::var_os("MCPLITE_SESSION_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => default,
+        _ => imp::session_base()?,
     };
     match imp::create_private_dir(&dir) {
         Ok(()) => Ok(dir),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => imp::check_private_dir(&dir).map(|_| dir),
         Err(e) => Err(e),
     }
+}
+
+/// Where a session of process `pid` listens: unix, the socket `<pid>.sock`
+/// in the session directory `dir`; Windows, a named pipe
+/// `\\.\pipe\mcplite-<user>-<random>` (pipes have a namespace of their
+/// own; a random name cannot be taken before the session creates it).
+pub fn session_socket(dir: &Path, pid: u32) -> PathBuf {
+    imp::session_socket(dir, pid)
+}
+
+/// The listening address of a registration found in `dir`, of process
+/// `pid`, that says `registered`: unix, `<dir>/<pid>.sock` whatever the
+/// file says; Windows, the pipe name it holds if it is one of ours.
+pub fn registered_socket(dir: &Path, pid: u32, registered: &str) -> Option<PathBuf> {
+    imp::registered_socket(dir, pid, registered)
 }
 
 /// Replace `path` (in a private directory) with `bytes`, atomically: a new
@@ -116,14 +131,49 @@ pub fn read_private_file(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     imp::read_private_file(path, max)
 }
 
-/// Connect to a listener made by [`LocalListener::bind_at`] and send `token`.
-pub fn connect_at(path: &Path, token: &[u8]) -> io::Result<LocalStream> {
+/// Connect to a [`SessionListener`] at `path` and send `token`.
+pub fn connect_at(path: &Path, token: &[u8]) -> io::Result<SessionStream> {
     use std::io::Write;
     let mut stream = imp::connect_at(path)?;
     stream.set_write_timeout(Some(Duration::from_secs(5)))?;
     stream.write_all(token)?;
     stream.set_write_timeout(None)?;
     Ok(stream)
+}
+
+/// The listening side of a live session's link (see [`session_socket`]):
+/// unix, a Unix socket of mode 0600 in the private session directory;
+/// Windows, a named pipe whose first instance this process created and
+/// whose access list lets only this user connect (or create instances),
+/// remote clients refused.
+pub struct SessionListener {
+    listener: imp::SessionListener,
+}
+
+/// One end of a live session's link: unix a `UnixStream`; Windows a named
+/// pipe with the same methods (read and write through `&`, `try_clone`,
+/// timeouts, `shutdown`).
+pub type SessionStream = imp::SessionStream;
+
+impl SessionListener {
+    /// Listen at `path`, made by [`session_socket`].
+    pub fn bind_at(path: &Path) -> io::Result<SessionListener> {
+        Ok(SessionListener { listener: imp::listen_at(path)? })
+    }
+
+    /// Wait for the next connection and hand it over unchecked: the caller
+    /// checks its token with [`has_token`] on its own thread.
+    pub fn accept_next(&self) -> io::Result<SessionStream> {
+        imp::session_accept(&self.listener)
+    }
+}
+
+/// What [`has_token`] needs of a connection (each OS implements it for its
+/// local and session streams).
+pub trait TokenRead {
+    /// Blocking, with reads that give up after `wait` (`None`: never).
+    fn wait_reads(&self, wait: Option<Duration>) -> io::Result<()>;
+    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize>;
 }
 
 /// A listener for local connections from this user's processes: unix, a
@@ -143,13 +193,6 @@ impl LocalListener {
         let (listener, url) = imp::local_listen(dir.path(), name)?;
         listener.set_nonblocking(true)?;
         Ok(LocalListener { listener, url })
-    }
-
-    /// A Unix socket at `path`, in a directory made by [`session_dir`] (not
-    /// on Windows).
-    pub fn bind_at(path: &Path) -> io::Result<LocalListener> {
-        let listener = imp::listen_at(path)?;
-        Ok(LocalListener { listener, url: format!("ipc://{}", path.display()) })
     }
 
     /// The address, as nanonext's `stream(dial = )` takes it.
@@ -196,7 +239,7 @@ impl LocalListener {
 
 /// Whether a connection sends `token` first, within `within`; it is left
 /// blocking, without a read timeout.
-pub fn has_token(stream: &LocalStream, token: &[u8], within: Duration) -> bool {
+pub fn has_token<S: TokenRead>(stream: &S, token: &[u8], within: Duration) -> bool {
     read_exactly(stream, token.len(), Instant::now() + within).as_deref() == Some(token)
 }
 
@@ -212,22 +255,19 @@ pub fn local_connect(url: &str, token: &[u8]) -> io::Result<LocalStream> {
 }
 
 /// The first `n` bytes a connection sends, read before `deadline`.
-fn read_exactly(stream: &LocalStream, n: usize, deadline: Instant) -> Option<Vec<u8>> {
-    use std::io::Read;
-    stream.set_nonblocking(false).ok()?;
+fn read_exactly<S: TokenRead>(stream: &S, n: usize, deadline: Instant) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; n];
     let mut got = 0;
-    let mut reader = stream;
     while got < n {
         let left = deadline.checked_duration_since(Instant::now())?;
-        stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))).ok()?;
-        match reader.read(&mut buf[got..]) {
+        stream.wait_reads(Some(left.max(Duration::from_millis(1)))).ok()?;
+        match stream.read_some(&mut buf[got..]) {
             Ok(0) => return None,
             Ok(k) => got += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return None,
         }
     }
-    stream.set_read_timeout(None).ok()?;
+    stream.wait_reads(None).ok()?;
     Some(buf)
 }

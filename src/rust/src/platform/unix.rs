@@ -547,19 +547,52 @@ pub(super) fn read_private_file(path: &std::path::Path, max: u64) -> io::Result<
 
 /// A Unix socket at `path` (its directory is private), mode 0600 as well:
 /// connecting needs write permission on the socket file.
-pub(super) fn listen_at(path: &std::path::Path) -> io::Result<LocalListener> {
+pub(super) fn listen_at(path: &std::path::Path) -> io::Result<SessionListener> {
     use std::os::unix::fs::PermissionsExt;
     let listener = LocalListener::bind(path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     Ok(listener)
 }
 
-pub(super) fn connect_at(path: &std::path::Path) -> io::Result<LocalStream> {
-    LocalStream::connect(path)
+pub(super) fn connect_at(path: &std::path::Path) -> io::Result<SessionStream> {
+    SessionStream::connect(path)
+}
+
+pub(super) fn session_socket(dir: &std::path::Path, pid: u32) -> std::path::PathBuf {
+    dir.join(format!("{pid}.sock"))
+}
+
+/// By its name in the directory, not by the path the file holds.
+pub(super) fn registered_socket(dir: &std::path::Path, pid: u32, _registered: &str) -> Option<std::path::PathBuf> {
+    Some(session_socket(dir, pid))
+}
+
+pub(super) fn session_accept(listener: &SessionListener) -> io::Result<SessionStream> {
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => return Ok(stream),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 pub(super) type LocalListener = std::os::unix::net::UnixListener;
 pub(super) type LocalStream = std::os::unix::net::UnixStream;
+/// The session link is a Unix socket too.
+pub(super) type SessionListener = LocalListener;
+pub(super) type SessionStream = LocalStream;
+
+impl super::TokenRead for LocalStream {
+    fn wait_reads(&self, wait: Option<std::time::Duration>) -> io::Result<()> {
+        self.set_nonblocking(false)?;
+        self.set_read_timeout(wait)
+    }
+
+    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
+        io::Read::read(&mut &*self, buf)
+    }
+}
 
 pub(super) fn local_listen(dir: &std::path::Path, name: &str) -> io::Result<(LocalListener, String)> {
     let path = dir.join(name);

@@ -12,6 +12,9 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::windows::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::Redirected;
 use std::os::raw::{c_char, c_int};
@@ -475,48 +478,642 @@ pub(super) fn temp_bases() -> Vec<std::path::PathBuf> {
 }
 
 /// A new directory (never over an existing path), checked to be a directory
-/// and not a link. It has the permissions it inherits from the temporary
+/// and not a link (see [`check_private_dir`]). It has the permissions it inherits from the temporary
 /// folder (a user's own, by default); no ACL of its own.
 pub(super) fn create_private_dir(path: &std::path::Path) -> io::Result<()> {
     std::fs::create_dir(path)?;
+    check_private_dir(path)
+}
+
+pub(super) type LocalListener = std::net::TcpListener;
+/// The workers' doorbell and progress relay: loopback TCP, which any local
+/// user can reach (the token the caller checks is what keeps others out).
+pub(super) type LocalStream = std::net::TcpStream;
+
+impl super::TokenRead for LocalStream {
+    fn wait_reads(&self, wait: Option<Duration>) -> io::Result<()> {
+        self.set_nonblocking(false)?;
+        self.set_read_timeout(wait)
+    }
+
+    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
+        io::Read::read(&mut &*self, buf)
+    }
+}
+
+const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x0000_0400;
+const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+
+/// A symbolic link, a junction or another reparse point.
+fn is_reparse_point(meta: &std::fs::Metadata) -> bool {
+    use std::os::windows::fs::MetadataExt;
+    meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0
+}
+
+fn refused(path: &Path, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} is not {} (a link, a junction, another reparse point or another kind of file)",
+            path.display(),
+            what
+        ),
+    )
+}
+
+/// A directory, not a reparse point. Its access list is the one it
+/// inherits (in a user's own folders: that user, the administrators and the
+/// system).
+pub(super) fn check_private_dir(path: &Path) -> io::Result<()> {
     let meta = std::fs::symlink_metadata(path)?;
-    if !meta.file_type().is_dir() {
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("{} is not a directory", path.display())));
+    if !meta.file_type().is_dir() || is_reparse_point(&meta) {
+        return Err(refused(path, "a directory of its own"));
     }
     Ok(())
 }
 
-pub(super) type LocalListener = std::net::TcpListener;
-pub(super) type LocalStream = std::net::TcpStream;
-
-/// std has no named pipes: loopback TCP, which any local user can reach (the
-/// token the caller checks is what keeps others out).
-fn no_sessions() -> io::Error {
-    io::Error::new(io::ErrorKind::Other, "live R sessions (mcp_session()) are not supported on Windows yet")
+/// `%LOCALAPPDATA%\mcplite\sessions` (the temporary folder's when
+/// LOCALAPPDATA is unset): a user's own folder, which other users cannot
+/// enter by default.
+pub(super) fn session_base() -> io::Result<PathBuf> {
+    let base = match std::env::var_os("LOCALAPPDATA") {
+        Some(d) if Path::new(&d).is_absolute() => PathBuf::from(d),
+        _ => std::env::temp_dir(),
+    };
+    let ours = base.join("mcplite");
+    match create_private_dir(&ours) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => check_private_dir(&ours)?,
+        other => other?,
+    }
+    Ok(ours.join("sessions"))
 }
 
-pub(super) fn check_private_dir(_path: &std::path::Path) -> io::Result<()> {
-    Err(no_sessions())
+/// Write `bytes` to a new file next to `path` (created exclusively: never an
+/// existing file or link), then move it over `path` (std's rename is
+/// `MoveFileExW` with `MOVEFILE_REPLACE_EXISTING`). A `path` that is a
+/// reparse point is refused.
+pub(super) fn write_private_file(path: &Path, temp: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_file() || is_reparse_point(&meta) {
+            return Err(refused(path, "a regular file"));
+        }
+    }
+    let mut file = OpenOptions::new().write(true).create_new(true).open(temp)?;
+    let written = file.write_all(bytes).and_then(|_| file.sync_all());
+    drop(file);
+    let written = written.and_then(|_| std::fs::rename(temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(temp);
+    }
+    written
 }
 
-pub(super) fn session_base() -> io::Result<std::path::PathBuf> {
-    Err(no_sessions())
+/// Read at most `max` bytes of `path`, a regular file: a reparse point is
+/// opened as itself (never followed) and refused.
+pub(super) fn read_private_file(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::windows::fs::OpenOptionsExt;
+    let file = OpenOptions::new().read(true).custom_flags(FILE_FLAG_OPEN_REPARSE_POINT).open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() || is_reparse_point(&meta) {
+        return Err(refused(path, "a regular file"));
+    }
+    let mut out = Vec::new();
+    file.take(max).read_to_end(&mut out)?;
+    Ok(out)
 }
 
-pub(super) fn write_private_file(_path: &std::path::Path, _temp: &std::path::Path, _bytes: &[u8]) -> io::Result<()> {
-    Err(no_sessions())
+// ---- the live session's link: a named pipe ------------------------------------
+
+/// Every session pipe's name starts so; the rest is `<user>-<random>`.
+const PIPE_PREFIX: &str = r"\\.\pipe\mcplite-";
+/// Each direction's buffer of a pipe instance.
+const PIPE_BUFFER: u32 = 64 << 10;
+/// How long `connect_at` waits while every instance of the pipe is busy.
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
+
+const PIPE_ACCESS_DUPLEX: u32 = 0x0000_0003;
+const FILE_FLAG_FIRST_PIPE_INSTANCE: u32 = 0x0008_0000;
+const FILE_FLAG_OVERLAPPED: u32 = 0x4000_0000;
+const PIPE_TYPE_BYTE_READMODE_BYTE_WAIT: u32 = 0;
+const PIPE_REJECT_REMOTE_CLIENTS: u32 = 0x0000_0008;
+const PIPE_UNLIMITED_INSTANCES: u32 = 255;
+const GENERIC_READ: u32 = 0x8000_0000;
+const GENERIC_WRITE: u32 = 0x4000_0000;
+const OPEN_EXISTING: u32 = 3;
+const SECURITY_SQOS_PRESENT: u32 = 0x0010_0000;
+const SECURITY_IDENTIFICATION: u32 = 0x0001_0000;
+const FILE_ALL_ACCESS: u32 = 0x001F_01FF;
+const TOKEN_QUERY: u32 = 0x0008;
+const TOKEN_USER_CLASS: u32 = 1;
+const ACL_REVISION: u32 = 2;
+const SECURITY_DESCRIPTOR_REVISION: u32 = 1;
+const WAIT_TIMEOUT: u32 = 0x0000_0102;
+const ERROR_BROKEN_PIPE: i32 = 109;
+const ERROR_PIPE_BUSY: i32 = 231;
+const ERROR_NO_DATA: i32 = 232;
+const ERROR_PIPE_NOT_CONNECTED: i32 = 233;
+const ERROR_PIPE_CONNECTED: i32 = 535;
+const ERROR_OPERATION_ABORTED: i32 = 995;
+const ERROR_IO_PENDING: i32 = 997;
+
+#[repr(C)]
+struct Overlapped {
+    internal: usize,
+    internal_high: usize,
+    offset: u32,
+    offset_high: u32,
+    event: Handle,
 }
 
-pub(super) fn read_private_file(_path: &std::path::Path, _max: u64) -> io::Result<Vec<u8>> {
-    Err(no_sessions())
+#[repr(C)]
+struct SecurityAttributes {
+    length: u32,
+    descriptor: *mut c_void,
+    inherit: i32,
 }
 
-pub(super) fn listen_at(_path: &std::path::Path) -> io::Result<LocalListener> {
-    Err(no_sessions())
+#[link(name = "kernel32")]
+extern "system" {
+    fn CreateNamedPipeW(
+        name: *const u16,
+        open_mode: u32,
+        pipe_mode: u32,
+        max_instances: u32,
+        out_buffer: u32,
+        in_buffer: u32,
+        default_timeout: u32,
+        attributes: *const SecurityAttributes,
+    ) -> Handle;
+    fn ConnectNamedPipe(pipe: Handle, overlapped: *mut Overlapped) -> i32;
+    fn DisconnectNamedPipe(pipe: Handle) -> i32;
+    fn WaitNamedPipeW(name: *const u16, milliseconds: u32) -> i32;
+    fn CreateFileW(
+        name: *const u16,
+        access: u32,
+        share: u32,
+        attributes: *const SecurityAttributes,
+        disposition: u32,
+        flags: u32,
+        template: Handle,
+    ) -> Handle;
+    fn ReadFile(file: Handle, buf: *mut c_void, len: u32, read: *mut u32, overlapped: *mut Overlapped) -> i32;
+    fn WriteFile(file: Handle, buf: *const c_void, len: u32, written: *mut u32, overlapped: *mut Overlapped) -> i32;
+    fn GetOverlappedResult(file: Handle, overlapped: *const Overlapped, transferred: *mut u32, wait: i32) -> i32;
+    fn CancelIoEx(file: Handle, overlapped: *const Overlapped) -> i32;
 }
 
-pub(super) fn connect_at(_path: &std::path::Path) -> io::Result<LocalStream> {
-    Err(no_sessions())
+#[link(name = "advapi32")]
+extern "system" {
+    fn OpenProcessToken(process: Handle, access: u32, token: *mut Handle) -> i32;
+    fn GetTokenInformation(token: Handle, class: u32, info: *mut c_void, len: u32, returned: *mut u32) -> i32;
+    fn IsValidSid(sid: *mut c_void) -> i32;
+    fn GetLengthSid(sid: *mut c_void) -> u32;
+    fn InitializeAcl(acl: *mut c_void, len: u32, revision: u32) -> i32;
+    fn AddAccessAllowedAce(acl: *mut c_void, revision: u32, mask: u32, sid: *mut c_void) -> i32;
+    fn InitializeSecurityDescriptor(descriptor: *mut c_void, revision: u32) -> i32;
+    fn SetSecurityDescriptorDacl(descriptor: *mut c_void, present: i32, acl: *mut c_void, defaulted: i32) -> i32;
+}
+
+fn wide(s: &str) -> Vec<u16> {
+    s.encode_utf16().chain(Some(0)).collect()
+}
+
+fn milliseconds(wait: Option<Duration>) -> u32 {
+    match wait {
+        None => INFINITE,
+        Some(d) => d.as_millis().min(u128::from(INFINITE - 1)) as u32,
+    }
+}
+
+fn owned(handle: Handle) -> io::Result<std::os::windows::io::OwnedHandle> {
+    if handle.is_null() || handle as isize == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a handle just returned by the system, which nothing else owns.
+    Ok(unsafe { std::os::windows::io::OwnedHandle::from_raw_handle(handle) })
+}
+
+/// An unnamed manual-reset event, not signalled.
+fn new_event() -> io::Result<std::os::windows::io::OwnedHandle> {
+    // SAFETY: no attributes and no name.
+    owned(unsafe { CreateEventW(std::ptr::null_mut(), 1, 0, std::ptr::null()) })
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A pipe name of ours: `\\.\pipe\mcplite-` then letters, digits and dashes.
+fn is_session_pipe(name: &str) -> bool {
+    name.len() < 256
+        && name.starts_with(PIPE_PREFIX)
+        && name[PIPE_PREFIX.len()..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+fn session_pipe_name(path: &Path) -> io::Result<Vec<u16>> {
+    match path.to_str() {
+        Some(name) if is_session_pipe(name) => Ok(wide(name)),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not the name of a session's pipe", path.display()),
+        )),
+    }
+}
+
+pub(super) fn session_socket(_dir: &Path, _pid: u32) -> PathBuf {
+    let user: String =
+        std::env::var("USERNAME").unwrap_or_default().chars().filter(|c| c.is_ascii_alphanumeric()).take(32).collect();
+    let user = if user.is_empty() { "user".to_string() } else { user };
+    PathBuf::from(format!("{}{}-{}", PIPE_PREFIX, user, &super::random_token()[..16]))
+}
+
+/// The pipe name the registration holds (its name is random, so only the
+/// registration knows it), if it is one of ours.
+pub(super) fn registered_socket(_dir: &Path, _pid: u32, registered: &str) -> Option<PathBuf> {
+    if is_session_pipe(registered) {
+        Some(PathBuf::from(registered))
+    } else {
+        None
+    }
+}
+
+/// A security descriptor whose access list grants this user everything and
+/// no one else anything (no entry for administrators or the system either).
+struct UserOnly {
+    descriptor: Vec<u64>,
+    /// The access list, which `descriptor` points to.
+    _acl: Vec<u64>,
+}
+
+/// This process's TOKEN_USER (the user's SID, pointing into the buffer).
+fn token_user() -> io::Result<Vec<u64>> {
+    let mut token: Handle = std::ptr::null_mut();
+    // SAFETY: this process's pseudo-handle and an out-pointer to a local.
+    if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let token = owned(token)?;
+    let mut len = 0u32;
+    // SAFETY: no buffer: asks for the size only.
+    unsafe { GetTokenInformation(token.as_raw_handle(), TOKEN_USER_CLASS, std::ptr::null_mut(), 0, &mut len) };
+    if len == 0 || len > 1 << 16 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut user = vec![0u64; (len as usize + 7) / 8];
+    // SAFETY: the buffer holds `len` bytes, aligned for TOKEN_USER.
+    let ok = unsafe {
+        GetTokenInformation(token.as_raw_handle(), TOKEN_USER_CLASS, user.as_mut_ptr() as *mut c_void, len, &mut len)
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(user)
+}
+
+impl UserOnly {
+    fn new() -> io::Result<UserOnly> {
+        let user = token_user()?;
+        // SAFETY: a TOKEN_USER starts with its SID pointer (into `user`).
+        let sid = unsafe { *(user.as_ptr() as *const *mut c_void) };
+        // SAFETY: IsValidSid reads the SID, in `user`, which is alive.
+        if sid.is_null() || unsafe { IsValidSid(sid) } == 0 {
+            return Err(io::Error::new(io::ErrorKind::Other, "this process's token names no valid user"));
+        }
+        // SAFETY: a valid SID (checked above).
+        let sid_len = unsafe { GetLengthSid(sid) };
+        // ACL header (8 bytes), the ACE's header and mask (8), the SID; whole DWORDs.
+        let acl_len = (16 + sid_len + 3) & !3;
+        let mut acl = vec![0u64; (acl_len as usize + 7) / 8];
+        // SECURITY_DESCRIPTOR: 40 bytes on 64-bit Windows, 20 on 32-bit.
+        let mut descriptor = vec![0u64; 8];
+        let acl_ptr = acl.as_mut_ptr() as *mut c_void;
+        let descriptor_ptr = descriptor.as_mut_ptr() as *mut c_void;
+        // SAFETY: `acl` holds `acl_len` bytes and `descriptor` 64, both
+        // 8-byte aligned; the SID is valid and copied into the ACE. The
+        // descriptor keeps a pointer to `acl`'s heap buffer, which moves
+        // with the Vec and lives as long as the `UserOnly`.
+        let ok = unsafe {
+            InitializeAcl(acl_ptr, acl_len, ACL_REVISION) != 0
+                && AddAccessAllowedAce(acl_ptr, ACL_REVISION, FILE_ALL_ACCESS, sid) != 0
+                && InitializeSecurityDescriptor(descriptor_ptr, SECURITY_DESCRIPTOR_REVISION) != 0
+                && SetSecurityDescriptorDacl(descriptor_ptr, 1, acl_ptr, 0) != 0
+        };
+        if !ok {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(UserOnly { descriptor, _acl: acl })
+    }
+}
+
+/// A session's named pipe: the instance that waits for the next client.
+pub(super) struct SessionListener {
+    name: Vec<u16>,
+    security: UserOnly,
+    waiting: std::sync::Mutex<Option<std::os::windows::io::OwnedHandle>>,
+}
+
+/// A new instance of the pipe `name`: the first one (`first`) fails if the
+/// name exists already (no other process, of this user or another, can have
+/// made it before), later ones are refused to a process without this
+/// user's rights on the pipe. Remote clients are refused.
+fn pipe_instance(name: &[u16], security: &UserOnly, first: bool) -> io::Result<std::os::windows::io::OwnedHandle> {
+    let attributes = SecurityAttributes {
+        length: std::mem::size_of::<SecurityAttributes>() as u32,
+        descriptor: security.descriptor.as_ptr() as *mut c_void,
+        inherit: 0,
+    };
+    let first = if first { FILE_FLAG_FIRST_PIPE_INSTANCE } else { 0 };
+    // SAFETY: a NUL-terminated name; the attributes and the descriptor
+    // (with its access list) are alive for the call, which copies them.
+    owned(unsafe {
+        CreateNamedPipeW(
+            name.as_ptr(),
+            PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED | first,
+            PIPE_TYPE_BYTE_READMODE_BYTE_WAIT | PIPE_REJECT_REMOTE_CLIENTS,
+            PIPE_UNLIMITED_INSTANCES,
+            PIPE_BUFFER,
+            PIPE_BUFFER,
+            0,
+            &attributes,
+        )
+    })
+}
+
+pub(super) fn listen_at(path: &Path) -> io::Result<SessionListener> {
+    let name = session_pipe_name(path)?;
+    let security = UserOnly::new()?;
+    let first = pipe_instance(&name, &security, true)?;
+    Ok(SessionListener { name, security, waiting: std::sync::Mutex::new(Some(first)) })
+}
+
+/// Wait until a client connects to `pipe`.
+fn await_client(pipe: &std::os::windows::io::OwnedHandle) -> io::Result<()> {
+    let event = new_event()?;
+    let mut ov = Overlapped { internal: 0, internal_high: 0, offset: 0, offset_high: 0, event: event.as_raw_handle() };
+    // SAFETY: `ov` and its event stay alive until the operation has ended
+    // (GetOverlappedResult below waits for that).
+    let started = unsafe { ConnectNamedPipe(pipe.as_raw_handle(), &mut ov) };
+    if started == 0 {
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            // Connected between the instance's creation and now; or came
+            // and went (its reads see the end).
+            Some(ERROR_PIPE_CONNECTED) | Some(ERROR_NO_DATA) => return Ok(()),
+            Some(ERROR_IO_PENDING) => {}
+            _ => return Err(e),
+        }
+    }
+    let mut done = 0u32;
+    // SAFETY: waits until the pending operation on `ov` has ended.
+    if unsafe { GetOverlappedResult(pipe.as_raw_handle(), &ov, &mut done, 1) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+pub(super) fn session_accept(listener: &SessionListener) -> io::Result<SessionStream> {
+    let mut waiting = lock(&listener.waiting);
+    let pipe = match waiting.take() {
+        Some(p) => p,
+        None => pipe_instance(&listener.name, &listener.security, false)?,
+    };
+    let connected = await_client(&pipe);
+    // The next instance before this one is handed over, so the name never
+    // lapses (a client meanwhile finds every instance busy, and waits).
+    *waiting = pipe_instance(&listener.name, &listener.security, false).ok();
+    connected.and_then(|_| SessionStream::new(pipe, true))
+}
+
+/// Connect to a session's pipe (waiting while every instance is busy). The
+/// session gets an identification-level token only: it cannot act as this
+/// process's user.
+pub(super) fn connect_at(path: &Path) -> io::Result<SessionStream> {
+    let name = session_pipe_name(path)?;
+    let deadline = std::time::Instant::now() + CONNECT_WAIT;
+    loop {
+        // SAFETY: a NUL-terminated name, no attributes, no template.
+        let handle = unsafe {
+            CreateFileW(
+                name.as_ptr(),
+                GENERIC_READ | GENERIC_WRITE,
+                0,
+                std::ptr::null(),
+                OPEN_EXISTING,
+                FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION,
+                std::ptr::null_mut(),
+            )
+        };
+        let e = match owned(handle) {
+            Ok(pipe) => return SessionStream::new(pipe, false),
+            Err(e) => e,
+        };
+        match (e.raw_os_error(), deadline.checked_duration_since(std::time::Instant::now())) {
+            (Some(ERROR_PIPE_BUSY), Some(left)) => {
+                // SAFETY: a NUL-terminated name.
+                unsafe { WaitNamedPipeW(name.as_ptr(), milliseconds(Some(left)).max(1)) };
+            }
+            _ => return Err(e),
+        }
+    }
+}
+
+/// One end of a session's pipe, shared by its clones.
+struct Pipe {
+    handle: std::os::windows::io::OwnedHandle,
+    /// The session's end (it can disconnect the client).
+    server: bool,
+    /// Set by `shutdown`: ends every wait on this pipe, now and later.
+    closed: std::os::windows::io::OwnedHandle,
+    is_closed: AtomicBool,
+    read_timeout: std::sync::Mutex<Option<Duration>>,
+    write_timeout: std::sync::Mutex<Option<Duration>>,
+}
+
+/// A connected named pipe with what the session code uses of a socket:
+/// reads and writes through `&` (overlapped, so one thread can read while
+/// another writes), timeouts, `try_clone`, `shutdown`.
+pub struct SessionStream {
+    pipe: Arc<Pipe>,
+}
+
+impl SessionStream {
+    fn new(handle: std::os::windows::io::OwnedHandle, server: bool) -> io::Result<SessionStream> {
+        Ok(SessionStream {
+            pipe: Arc::new(Pipe {
+                handle,
+                server,
+                closed: new_event()?,
+                is_closed: AtomicBool::new(false),
+                read_timeout: std::sync::Mutex::new(None),
+                write_timeout: std::sync::Mutex::new(None),
+            }),
+        })
+    }
+
+    pub fn try_clone(&self) -> io::Result<SessionStream> {
+        Ok(SessionStream { pipe: Arc::clone(&self.pipe) })
+    }
+
+    pub fn set_read_timeout(&self, wait: Option<Duration>) -> io::Result<()> {
+        *lock(&self.pipe.read_timeout) = checked_timeout(wait)?;
+        Ok(())
+    }
+
+    pub fn set_write_timeout(&self, wait: Option<Duration>) -> io::Result<()> {
+        *lock(&self.pipe.write_timeout) = checked_timeout(wait)?;
+        Ok(())
+    }
+
+    /// Ends both directions whatever `how` says: reads see the end, writes
+    /// fail, blocked ones included; the session's end also disconnects the
+    /// client (which then sees the end). A client's end is released when its
+    /// last clone is dropped.
+    pub fn shutdown(&self, _how: std::net::Shutdown) -> io::Result<()> {
+        self.pipe.is_closed.store(true, Ordering::SeqCst);
+        // SAFETY: an event handle owned by the pipe.
+        unsafe { SetEvent(self.pipe.closed.as_raw_handle()) };
+        // SAFETY: a pipe handle owned by `self`; pending operations on it
+        // fail and are then finished by their own threads.
+        if self.pipe.server && unsafe { DisconnectNamedPipe(self.pipe.handle.as_raw_handle()) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// One overlapped read (`write` false) or write of up to `len` bytes at
+    /// `buf`, waiting up to the direction's timeout or until `shutdown`.
+    fn transfer(&self, write: bool, buf: *mut u8, len: usize) -> io::Result<usize> {
+        let pipe = &*self.pipe;
+        if pipe.is_closed.load(Ordering::SeqCst) {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the link was shut down"));
+        }
+        let wait = *lock(if write { &pipe.write_timeout } else { &pipe.read_timeout });
+        let event = new_event()?;
+        let mut ov =
+            Overlapped { internal: 0, internal_high: 0, offset: 0, offset_high: 0, event: event.as_raw_handle() };
+        let handle = pipe.handle.as_raw_handle();
+        let len = len.min(PIPE_BUFFER as usize) as u32;
+        // SAFETY: `buf` holds `len` bytes; it and `ov` stay alive until the
+        // operation has ended: nothing returns between here and the
+        // GetOverlappedResult that waits for that, unless the operation
+        // never started.
+        let started = unsafe {
+            if write {
+                WriteFile(handle, buf as *const c_void, len, std::ptr::null_mut(), &mut ov)
+            } else {
+                ReadFile(handle, buf as *mut c_void, len, std::ptr::null_mut(), &mut ov)
+            }
+        };
+        if started == 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(ERROR_IO_PENDING) {
+                return Err(e);
+            }
+        }
+        let handles = [event.as_raw_handle(), pipe.closed.as_raw_handle()];
+        // SAFETY: both handles are open for the call.
+        let waited = unsafe { WaitForMultipleObjects(2, handles.as_ptr(), 0, milliseconds(wait)) };
+        if waited != WAIT_OBJECT_0 {
+            // SAFETY: cancels this operation only (`ov` is alive); one that
+            // has ended already is not affected.
+            unsafe { CancelIoEx(handle, &ov) };
+        }
+        let mut done = 0u32;
+        // SAFETY: waits until the operation has ended (done or cancelled);
+        // after this nothing refers to `buf` or `ov`.
+        if unsafe { GetOverlappedResult(handle, &ov, &mut done, 1) } != 0 {
+            return Ok(done as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(ERROR_OPERATION_ABORTED) if waited == WAIT_TIMEOUT => {
+                Err(io::Error::new(io::ErrorKind::TimedOut, "the pipe timed out"))
+            }
+            Some(ERROR_OPERATION_ABORTED) => Err(io::Error::new(io::ErrorKind::BrokenPipe, "the link was shut down")),
+            _ => Err(e),
+        }
+    }
+
+    fn read_pipe(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        match self.transfer(false, buf.as_mut_ptr(), buf.len()) {
+            // The other end is gone or this one was shut down: the end.
+            Err(e)
+                if matches!(e.raw_os_error(), Some(ERROR_BROKEN_PIPE | ERROR_PIPE_NOT_CONNECTED | ERROR_NO_DATA))
+                    || self.pipe.is_closed.load(Ordering::SeqCst) =>
+            {
+                Ok(0)
+            }
+            got => got,
+        }
+    }
+
+    fn write_pipe(&self, buf: &[u8]) -> io::Result<usize> {
+        // A zero-byte write would reach the reader as a zero-byte read (the end).
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.transfer(true, buf.as_ptr() as *mut u8, buf.len())
+    }
+}
+
+fn checked_timeout(wait: Option<Duration>) -> io::Result<Option<Duration>> {
+    if wait == Some(Duration::ZERO) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "cannot set a 0 duration timeout"));
+    }
+    Ok(wait)
+}
+
+impl io::Read for &SessionStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_pipe(buf)
+    }
+}
+
+impl io::Read for SessionStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_pipe(buf)
+    }
+}
+
+impl io::Write for &SessionStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_pipe(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl io::Write for SessionStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_pipe(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsRawHandle for SessionStream {
+    fn as_raw_handle(&self) -> std::os::windows::io::RawHandle {
+        self.pipe.handle.as_raw_handle()
+    }
+}
+
+impl super::TokenRead for SessionStream {
+    fn wait_reads(&self, wait: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(wait)
+    }
+
+    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_pipe(buf)
+    }
 }
 
 pub(super) fn local_listen(_dir: &std::path::Path, _name: &str) -> io::Result<(LocalListener, String)> {

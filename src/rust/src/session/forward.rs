@@ -6,7 +6,7 @@
 
 use super::{Message, Op, Registration, MAX_LINE, MAX_REGISTRATION};
 use crate::host::{offer_progress, RFun};
-use crate::platform::{self, LocalStream};
+use crate::platform::{self, SessionStream};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, TaskId, ToolSet};
@@ -59,7 +59,7 @@ enum Event {
 /// The session this server forwards to.
 struct Link {
     generation: u64,
-    writer: LocalStream,
+    writer: SessionStream,
     name: String,
     pid: u32,
 }
@@ -484,7 +484,7 @@ fn read_message<R: BufRead>(reader: &mut R) -> Option<Message> {
 /// reporter at once (before its answer, which follows on the same stream),
 /// the rest to the serving thread.
 fn read_link(
-    stream: LocalStream,
+    stream: SessionStream,
     generation: u64,
     tx: &Sender<Event>,
     reporters: &Mutex<HashMap<TaskId, (Reporter, String)>>,

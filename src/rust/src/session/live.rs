@@ -6,7 +6,7 @@
 use super::{Message, Op, Registration, MAX_LINE, MAX_REGISTRATION, TOKEN_WAIT};
 use crate::ffi;
 use crate::host::{RFun, RHost};
-use crate::platform::{self, LocalListener, LocalStream};
+use crate::platform::{self, SessionListener, SessionStream};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::CallContext;
@@ -105,7 +105,7 @@ unsafe extern "C" fn on_later(_: *mut c_void) {
 
 /// A server's connection: where its answers are written.
 struct Conn {
-    writer: Mutex<LocalStream>,
+    writer: Mutex<SessionStream>,
 }
 
 impl Conn {
@@ -247,7 +247,7 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
     }
     let dir = platform::session_dir().map_err(|e| format!("cannot use the session directory: {e}"))?;
     let pid = std::process::id();
-    let socket = dir.join(format!("{pid}.sock"));
+    let socket = platform::session_socket(&dir, pid);
     if socket.as_os_str().len() > platform::SOCKET_PATH_MAX {
         return Err(format!(
             "the socket path {} is longer than a Unix socket address allows ({} bytes); set MCPLITE_SESSION_DIR to a shorter directory",
@@ -258,7 +258,7 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
     // A socket left by an earlier process with this pid.
     let _ = std::fs::remove_file(&socket);
     let listener =
-        LocalListener::bind_at(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+        SessionListener::bind_at(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     remove_stale(&dir, pid);
     let token = platform::random_token();
     let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
@@ -305,11 +305,10 @@ fn remove_stale(dir: &Path, me: u32) {
             continue;
         }
         let Ok(reg) = read_registration(&path) else { continue };
-        // Its socket by its name here, not by the path the file holds.
-        let socket = dir.join(format!("{}.sock", reg.pid));
         if reg.pid == me {
             continue;
         }
+        let Some(socket) = platform::registered_socket(dir, reg.pid, &reg.socket) else { continue };
         let gone = match platform::connect_at(&socket, b"") {
             Ok(_) => false,
             Err(e) => matches!(e.kind(), std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound),
@@ -400,7 +399,7 @@ pub fn stop() -> bool {
     true
 }
 
-fn accept_all(listener: &LocalListener, shared: &Arc<Shared>) {
+fn accept_all(listener: &SessionListener, shared: &Arc<Shared>) {
     loop {
         let accepted = listener.accept_next();
         if lock(&shared.state).stopping {
@@ -429,7 +428,7 @@ fn accept_all(listener: &LocalListener, shared: &Arc<Shared>) {
 }
 
 /// One server's connection: the token, then its lines until it closes.
-fn serve_connection(stream: LocalStream, shared: &Shared) {
+fn serve_connection(stream: SessionStream, shared: &Shared) {
     let checked = platform::has_token(&stream, shared.token.as_bytes(), TOKEN_WAIT);
     let (id, conn) = {
         let mut state = lock(&shared.state);

@@ -3,9 +3,10 @@
 //! (`mcp_session_server()`, the `forward` side, a `ToolHost`).
 //!
 //! The link: one Unix socket per session in this user's private session
-//! directory (`platform::session_dir`), next to a registration file (mode
-//! 0600) that names the session and holds its socket path and a random
-//! token. A connection sends the token first (`platform::has_token`), then
+//! directory (`platform::session_dir`; Windows: a named pipe only this user
+//! may open, `platform::SessionListener`), next to a registration file (mode
+//! 0600) that names the session and holds its socket path (pipe name) and a
+//! random token. A connection sends the token first (`platform::has_token`), then
 //! JSON lines both ways ([`Message`], serde; never R serialization). The
 //! session answers `hello` and `list` on its own threads, from what
 //! `mcp_session()` prepared with the core; a `call` waits for R's main

@@ -32,6 +32,19 @@ mcp_child_libs <- function() {
   paste(unique(libs[nzchar(libs)]), collapse = .Platform$path.sep)
 }
 
+# Every process the tests start inherits a temporary folder inside this R's
+# own, which R removes when it exits: a server killed before it cleans up
+# (the private directory of `workers = n`), however it was started (mcp_start(),
+# mcp_client(), mcp_check(), a client program), leaves nothing behind in the
+# temporary folder of `R CMD check`. Tests that need another TMPDIR set it.
+if (.Platform$OS.type != "windows" && !identical(Sys.getenv("MCPLITE_TEST_CHILD_TMPDIR"), "set")) {
+  local({
+    children <- file.path(tempdir(), "children")
+    dir.create(children, showWarnings = FALSE)
+    Sys.setenv(TMPDIR = children, MCPLITE_TEST_CHILD_TMPDIR = "set")
+  })
+}
+
 # Start a server. `script_or_code` is a path to an existing .R file, or R code
 # (a character vector) that is written to a temporary script. `env` is a named
 # character vector of extra environment variables.

@@ -154,9 +154,9 @@ thread_local! {
 
 /// Hands a written answer line back: the next tool answer reuses its memory,
 /// so a server sending large results does not map and fault in fresh pages
-/// for each one. Lines over the serializer's scratch limit are let go.
+/// for each one. The serializer's rule says which large lines are kept.
 pub fn recycle_line(mut line: Vec<u8>) {
-    if line.capacity() >= 1 << 16 && line.capacity() <= crate::rjson::SCRATCH_KEEP {
+    if line.capacity() >= 1 << 16 && crate::rjson::keeps(line.capacity(), line.len()) {
         line.clear();
         SPARE_LINE.with(|s| {
             if let Ok(mut spare) = s.try_borrow_mut() {

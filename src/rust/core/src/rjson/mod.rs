@@ -92,39 +92,107 @@ pub fn to_json<V: RValue>(x: &V, opts: &Options) -> Result<Vec<u8>, String> {
     to_json_into(x, opts, Vec::new())
 }
 
-/// Largest output buffer kept between calls of [`with_json`]; larger ones
-/// are freed after use, so a one-off huge answer does not stay resident.
+/// Output buffers up to this size are always kept for the next answer.
 pub const SCRATCH_KEEP: usize = 16 << 20;
 
+/// Whether a buffer of `capacity` bytes, of which the answer just written
+/// used `used`, is kept for the next one: always up to [`SCRATCH_KEEP`],
+/// a larger one while answers keep filling at least half of it. A server
+/// answering large results over and over then writes them into memory it
+/// already has (fresh pages cost as much as the serializing, so the time of
+/// an answer would grow faster than its size), and a one-off huge answer
+/// stays resident only until a much smaller one follows.
+pub fn keeps(capacity: usize, used: usize) -> bool {
+    capacity <= SCRATCH_KEEP || used >= capacity / 2
+}
+
 thread_local! {
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// An empty output buffer: this thread's kept one, or a new one (when it is
+/// in use, by a re-entrant call or a text not written yet).
+pub fn take_buffer() -> Vec<u8> {
+    SCRATCH.with(|cell| cell.take())
+}
+
+/// Hands an output buffer back after use (see [`keeps`]); the larger of two
+/// is kept.
+pub fn give_back(mut buf: Vec<u8>) {
+    if !keeps(buf.capacity(), buf.len()) {
+        return;
+    }
+    buf.clear();
+    SCRATCH.with(|cell| {
+        let held = cell.take();
+        cell.set(if held.capacity() >= buf.capacity() { held } else { buf });
+    });
 }
 
 /// Serializes `x` into a per-thread buffer reused across calls and hands the
 /// text to `f` (which copies it where it belongs, e.g. into an R string).
 /// Reusing the buffer spares the page faults of fresh memory on every call,
-/// a large part of the cost of a multi-megabyte answer. Re-entrant calls get
-/// a fresh buffer.
+/// a large part of the cost of a multi-megabyte answer; buffers over
+/// [`SCRATCH_KEEP`] are let go. Re-entrant calls get a fresh buffer.
 pub fn with_json<V: RValue, R>(x: &V, opts: &Options, f: impl FnOnce(&[u8]) -> R) -> Result<R, String> {
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buf) => {
-            let mut out = std::mem::take(&mut *buf);
-            out.clear();
-            let res = to_json_into(x, opts, out);
-            let (ret, mut back) = match res {
-                Ok(bytes) => {
-                    let r = f(&bytes);
-                    (Ok(r), bytes)
-                }
-                Err(e) => (Err(e), Vec::new()),
-            };
-            if back.capacity() > SCRATCH_KEEP {
-                back = Vec::new();
-            }
-            back.clear();
-            *buf = back;
-            ret
-        }
-        Err(_) => to_json(x, opts).map(|bytes| f(&bytes)),
-    })
+    let bytes = to_json_into(x, opts, take_buffer())?;
+    let ret = f(&bytes);
+    // `f` copied the text: a large buffer kept besides would make a third
+    // copy of a large answer (with R's and the answer line's).
+    if bytes.capacity() <= SCRATCH_KEEP {
+        give_back(bytes);
+    }
+    Ok(ret)
+}
+
+#[cfg(test)]
+mod buffer_tests {
+    use super::*;
+
+    #[test]
+    fn large_buffers_are_kept_while_answers_fill_them() {
+        let big = 4 * SCRATCH_KEEP;
+        assert!(keeps(SCRATCH_KEEP, 0), "small buffers are always kept");
+        assert!(keeps(big, big / 2) && !keeps(big, big / 2 - 1));
+        // A large buffer handed back after a large answer is the next one taken.
+        let _ = take_buffer();
+        let mut buf = Vec::with_capacity(big);
+        buf.resize(big * 3 / 4, b'x');
+        give_back(buf);
+        let again = take_buffer();
+        assert!(again.is_empty() && again.capacity() >= big);
+        // Used for a small answer, it is let go; a small one is kept instead.
+        let mut again = again;
+        again.extend_from_slice(b"[1]");
+        give_back(again);
+        assert!(take_buffer().capacity() < big);
+        give_back(Vec::with_capacity(1024));
+        assert!(take_buffer().capacity() >= 1024);
+        // Of two, the larger is kept.
+        give_back(Vec::with_capacity(1024));
+        give_back(Vec::with_capacity(4096));
+        give_back(Vec::with_capacity(2048));
+        assert!(take_buffer().capacity() >= 4096);
+        // A plain answer's JSON hands its buffer back once written (dropped).
+        let mut json = take_buffer();
+        json.reserve(8192);
+        json.extend_from_slice(b"{\"a\":1}");
+        let text = crate::result::JsonBuffer::new(json);
+        assert!(take_buffer().capacity() < 8192, "in use, not in the pool");
+        drop(text);
+        assert!(take_buffer().capacity() >= 8192);
+    }
+
+    #[test]
+    fn a_large_text_copied_elsewhere_does_not_keep_its_buffer() {
+        use crate::rjson::testvalue::*;
+        let _ = take_buffer();
+        let x = s(&"y".repeat(SCRATCH_KEEP + 1));
+        let n = with_json(&x, &Options::default(), |b| b.len()).unwrap();
+        assert_eq!(n, SCRATCH_KEEP + 3);
+        assert!(take_buffer().capacity() <= SCRATCH_KEEP);
+        // A small one is kept for the next call.
+        with_json(&s("z"), &Options::default(), |_| ()).unwrap();
+        assert!(take_buffer().capacity() > 0);
+    }
 }

@@ -195,6 +195,19 @@ async function main() {
         return { objMb: m ? Number(m[1]) / 1048576 : NaN };
       };
       for (const b of order) put(`take ${key}`, b.label, await measure(b.lib, 1, line, sized));
+      if (key.startsWith('numbers')) {
+        // R's floor for the same list, in a fresh server of the first build.
+        const n = text.split(',').length;
+        const s = await start(builds[0].lib, 1);
+        const secs = [];
+        for (let i = 0; i < MIN_CALLS; i++) {
+          const a = await s.request(call('r_floor', `{"n":${n}}`), true);
+          const m = a.text.match(/"text":"([0-9.e+-]+)"/);
+          secs.push(m ? Number(m[1]) : NaN);
+        }
+        await s.stop();
+        put(`floor ${key}`, 'R', { first: secs[0] * 1000, wall: median(secs.slice(1)) * 1000 });
+      }
     }
     console.log(`# round ${round + 1} done, load ${load()}`);
   }
@@ -236,6 +249,17 @@ async function main() {
         const obj = cell(k, b.label, 'objMb');
         console.log(`| ${b.label} | ${key.split(' ')[0]} | ${f(inMb)} | ${f(w)} | ${f((inMb * 1000) / w)} | ${f((inMb * 1000) / c)} | ${f(peak)} | ${f(obj)} | ${f(peak / (obj + inMb / 1.048576), 2)} |`);
       }
+    }
+  }
+  const floors = Object.keys(arrays).filter((k) => k.startsWith('numbers'));
+  if (floors.length) {
+    console.log('\n## R\'s own floor: `as.list()` of the same number of doubles, in the server');
+    console.log('| array | input MB | first call ms | later calls ms | MB/s at most (later calls) |');
+    console.log('| --- | --- | --- | --- | --- |');
+    for (const key of floors) {
+      const inMb = arrays[key].length / 1e6;
+      const w = cell(`floor ${key}`, 'R', 'wall');
+      console.log(`| ${key.split(' ')[0]} | ${f(inMb)} | ${f(cell(`floor ${key}`, 'R', 'first'))} | ${f(w)} | ${f((inMb * 1000) / w)} |`);
     }
   }
   console.log(`\n# load at end: ${load()}`);

@@ -24,4 +24,15 @@ take <- mcplite::tool(function(x, size = FALSE) {
   if (isTRUE(size)) list(n = length(x), bytes = as.numeric(utils::object.size(x))) else list(n = length(x))
 }, name = "take", description = "Takes an array.",
 arguments = list(x = mcplite::type_array(mcplite::type_number()), size = mcplite::type_boolean(required = FALSE)))
-mcplite::mcp_server(list(frame, frame_sc, frame_obj, take))
+# R's own cost of the list `take` receives for an array of n numbers: n
+# double(1) vectors in a list, made by as.list() from a vector made first;
+# answers the seconds as.list() took (its allocations and garbage
+# collections): the floor of any conversion.
+r_floor <- mcplite::tool(function(n) {
+  v <- stats::runif(n)
+  t0 <- proc.time()[["elapsed"]]
+  x <- as.list(v)
+  proc.time()[["elapsed"]] - t0
+}, name = "r_floor", description = "Times as.list() of n numbers.",
+arguments = list(n = mcplite::type_integer()))
+mcplite::mcp_server(list(frame, frame_sc, frame_obj, take, r_floor))

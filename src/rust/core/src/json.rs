@@ -865,8 +865,8 @@ pub fn r_number(text: &str) -> RNumber {
 
 /// Powers of ten a double holds exactly.
 const EXACT_POWERS: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
-    1e20, 1e21, 1e22,
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+    1e21, 1e22,
 ];
 
 /// A plain decimal (`digits.digits`, no exponent) of at most 15 significant
@@ -1096,9 +1096,18 @@ mod tests {
         assert_eq!(r_number("1e2"), RNumber::Double(100.0));
         assert_eq!(r_number("1e400"), RNumber::Double(f64::INFINITY));
         // Short decimals (read without the general parser) round as it does.
-        for text in ["0.1", "-0.0", "0.30000000000000004", "123456789012.345", "9007199254740.993", "-841.471",
-            "1.7976931348623157", "0.0000000000000000000001", "4503599627370.4975", "12345678901234567.0"]
-        {
+        for text in [
+            "0.1",
+            "-0.0",
+            "0.30000000000000004",
+            "123456789012.345",
+            "9007199254740.993",
+            "-841.471",
+            "1.7976931348623157",
+            "0.0000000000000000000001",
+            "4503599627370.4975",
+            "12345678901234567.0",
+        ] {
             let want = text.parse::<f64>().unwrap();
             let RNumber::Double(got) = r_number(text) else { panic!("{text}") };
             assert_eq!(got.to_bits(), want.to_bits(), "{text}");

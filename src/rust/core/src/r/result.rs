@@ -14,7 +14,7 @@ use super::fixed::{encode_object, FixedError};
 use super::{
     describe, field, field_present, flag1, inherits, number1, push_index, string1, Problem, RType, RValue, VALUE,
 };
-use crate::result::{Annotations, Block, CallResult, Content, ResourceBody, Role, JsonBuffer, Text};
+use crate::result::{Annotations, Block, CallResult, Content, JsonBuffer, ResourceBody, Role, Text};
 use crate::rjson::{self, Options};
 
 /// Class of the objects `tool_result()` makes.

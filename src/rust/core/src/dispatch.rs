@@ -147,31 +147,19 @@ pub fn take_owed() -> Vec<Ended> {
     std::mem::take(&mut *owed())
 }
 
-thread_local! {
-    /// The memory of the last large answer line, once written.
-    static SPARE_LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Hands a written answer line back: the next tool answer reuses its memory,
-/// so a server sending large results does not map and fault in fresh pages
-/// for each one. The serializer's rule says which large lines are kept.
-pub fn recycle_line(mut line: Vec<u8>) {
-    if line.capacity() >= 1 << 16 && crate::rjson::keeps(line.capacity(), line.len()) {
-        line.clear();
-        SPARE_LINE.with(|s| {
-            if let Ok(mut spare) = s.try_borrow_mut() {
-                *spare = line;
-            }
-        });
-    }
+/// Hands a written answer line back: the next answer reuses its memory
+/// (`rjson::take_buffer`, with the serializer's buffers), so a server sending
+/// large results does not map and fault in fresh pages for each one. The
+/// serializer's rule says which lines are kept.
+pub fn recycle_line(line: Vec<u8>) {
+    crate::rjson::give_back(line);
 }
 
 /// A whole answer line for a tool result.
 fn answer_line<V: RValue>(id: &RequestId, v: VersionIndex, result: &CallResult<V>, server_info: &Value) -> Vec<u8> {
     let version = &VERSIONS[v];
     let server_meta = version.modern_result.then_some((META_SERVER_INFO, server_info));
-    let mut line =
-        SPARE_LINE.with(|s| s.try_borrow_mut().map(|mut spare| std::mem::take(&mut *spare)).unwrap_or_default());
+    let mut line = crate::rjson::take_buffer();
     line.reserve(256);
     envelope::begin_result(&mut line, id);
     write_result(&mut line, result, version, server_meta);

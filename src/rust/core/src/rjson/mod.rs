@@ -107,41 +107,49 @@ pub fn keeps(capacity: usize, used: usize) -> bool {
 }
 
 thread_local! {
-    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// This thread's kept output buffers, empty: two, because a plain
+    /// answer's JSON is still held while its answer line is written.
+    static SPARE: [std::cell::Cell<Vec<u8>>; 2] = const { [std::cell::Cell::new(Vec::new()), std::cell::Cell::new(Vec::new())] };
 }
 
-/// An empty output buffer: this thread's kept one, or a new one (when it is
-/// in use, by a re-entrant call or a text not written yet).
+/// An empty output buffer: the larger one this thread kept, or a new one.
+/// The serializer's text and the answer lines take theirs here, so the
+/// buffer `tool_result()`'s JSON was written in (then copied into R) is the
+/// one its answer line is written in next.
 pub fn take_buffer() -> Vec<u8> {
-    SCRATCH.with(|cell| cell.take())
+    SPARE.with(|[a, b]| {
+        let (x, y) = (a.take(), b.take());
+        let (larger, smaller) = if x.capacity() >= y.capacity() { (x, y) } else { (y, x) };
+        a.set(smaller);
+        larger
+    })
 }
 
-/// Hands an output buffer back after use (see [`keeps`]); the larger of two
-/// is kept.
+/// Hands an output buffer back after use, if [`keeps`] says so; of the
+/// buffers kept already and this one, the two larger stay.
 pub fn give_back(mut buf: Vec<u8>) {
     if !keeps(buf.capacity(), buf.len()) {
         return;
     }
     buf.clear();
-    SCRATCH.with(|cell| {
-        let held = cell.take();
-        cell.set(if held.capacity() >= buf.capacity() { held } else { buf });
+    SPARE.with(|[a, b]| {
+        let mut three = [a.take(), b.take(), buf];
+        three.sort_by_key(|v| std::cmp::Reverse(v.capacity()));
+        let [x, y, _] = three;
+        a.set(x);
+        b.set(y);
     });
 }
 
 /// Serializes `x` into a per-thread buffer reused across calls and hands the
 /// text to `f` (which copies it where it belongs, e.g. into an R string).
 /// Reusing the buffer spares the page faults of fresh memory on every call,
-/// a large part of the cost of a multi-megabyte answer; buffers over
-/// [`SCRATCH_KEEP`] are let go. Re-entrant calls get a fresh buffer.
+/// a large part of the cost of a multi-megabyte answer. Re-entrant calls get
+/// another buffer.
 pub fn with_json<V: RValue, R>(x: &V, opts: &Options, f: impl FnOnce(&[u8]) -> R) -> Result<R, String> {
     let bytes = to_json_into(x, opts, take_buffer())?;
     let ret = f(&bytes);
-    // `f` copied the text: a large buffer kept besides would make a third
-    // copy of a large answer (with R's and the answer line's).
-    if bytes.capacity() <= SCRATCH_KEEP {
-        give_back(bytes);
-    }
+    give_back(bytes);
     Ok(ret)
 }
 
@@ -149,50 +157,54 @@ pub fn with_json<V: RValue, R>(x: &V, opts: &Options, f: impl FnOnce(&[u8]) -> R
 mod buffer_tests {
     use super::*;
 
+    fn drain() {
+        let _ = (take_buffer(), take_buffer());
+    }
+
     #[test]
     fn large_buffers_are_kept_while_answers_fill_them() {
+        drain();
         let big = 4 * SCRATCH_KEEP;
         assert!(keeps(SCRATCH_KEEP, 0), "small buffers are always kept");
         assert!(keeps(big, big / 2) && !keeps(big, big / 2 - 1));
         // A large buffer handed back after a large answer is the next one taken.
-        let _ = take_buffer();
         let mut buf = Vec::with_capacity(big);
         buf.resize(big * 3 / 4, b'x');
         give_back(buf);
-        let again = take_buffer();
+        let mut again = take_buffer();
         assert!(again.is_empty() && again.capacity() >= big);
-        // Used for a small answer, it is let go; a small one is kept instead.
-        let mut again = again;
+        // Used for a small answer, it is let go.
         again.extend_from_slice(b"[1]");
         give_back(again);
-        assert!(take_buffer().capacity() < big);
-        give_back(Vec::with_capacity(1024));
-        assert!(take_buffer().capacity() >= 1024);
-        // Of two, the larger is kept.
-        give_back(Vec::with_capacity(1024));
-        give_back(Vec::with_capacity(4096));
-        give_back(Vec::with_capacity(2048));
+        assert_eq!(take_buffer().capacity(), 0);
+        // Two are kept, the larger ones, and the larger is taken first.
+        for cap in [1024, 4096, 2048] {
+            give_back(Vec::with_capacity(cap));
+        }
         assert!(take_buffer().capacity() >= 4096);
+        let second = take_buffer().capacity();
+        assert!((2048..4096).contains(&second), "{second}");
+        assert_eq!(take_buffer().capacity(), 0);
         // A plain answer's JSON hands its buffer back once written (dropped).
         let mut json = take_buffer();
         json.reserve(8192);
         json.extend_from_slice(b"{\"a\":1}");
         let text = crate::result::JsonBuffer::new(json);
-        assert!(take_buffer().capacity() < 8192, "in use, not in the pool");
+        assert!(take_buffer().capacity() < 8192, "in use, not kept");
         drop(text);
         assert!(take_buffer().capacity() >= 8192);
     }
 
     #[test]
-    fn a_large_text_copied_elsewhere_does_not_keep_its_buffer() {
+    fn the_buffer_a_text_was_written_in_is_the_next_one_taken() {
         use crate::rjson::testvalue::*;
-        let _ = take_buffer();
+        drain();
         let x = s(&"y".repeat(SCRATCH_KEEP + 1));
         let n = with_json(&x, &Options::default(), |b| b.len()).unwrap();
         assert_eq!(n, SCRATCH_KEEP + 3);
-        assert!(take_buffer().capacity() <= SCRATCH_KEEP);
-        // A small one is kept for the next call.
-        with_json(&s("z"), &Options::default(), |_| ()).unwrap();
-        assert!(take_buffer().capacity() > 0);
+        // Copied elsewhere by `f`: the answer line takes the same memory.
+        let line = take_buffer();
+        assert!(line.capacity() >= n);
+        assert_eq!(take_buffer().capacity(), 0, "one buffer, not two");
     }
 }

@@ -97,13 +97,15 @@ pub const SCRATCH_KEEP: usize = 16 << 20;
 
 /// Whether a buffer of `capacity` bytes, of which the answer just written
 /// used `used`, is kept for the next one: always up to [`SCRATCH_KEEP`],
-/// a larger one while answers keep filling at least half of it. A server
+/// a larger one while answers keep filling at least a quarter of it (a
+/// buffer grows by doubling, and `tool_result()`'s JSON fills half of the
+/// line that carries it twice). A server
 /// answering large results over and over then writes them into memory it
 /// already has (fresh pages cost as much as the serializing, so the time of
 /// an answer would grow faster than its size), and a one-off huge answer
 /// stays resident only until a much smaller one follows.
 pub fn keeps(capacity: usize, used: usize) -> bool {
-    capacity <= SCRATCH_KEEP || used >= capacity / 2
+    capacity <= SCRATCH_KEEP || used >= capacity / 4
 }
 
 thread_local! {
@@ -166,7 +168,7 @@ mod buffer_tests {
         drain();
         let big = 4 * SCRATCH_KEEP;
         assert!(keeps(SCRATCH_KEEP, 0), "small buffers are always kept");
-        assert!(keeps(big, big / 2) && !keeps(big, big / 2 - 1));
+        assert!(keeps(big, big / 4) && !keeps(big, big / 4 - 1));
         // A large buffer handed back after a large answer is the next one taken.
         let mut buf = Vec::with_capacity(big);
         buf.resize(big * 3 / 4, b'x');

@@ -16,7 +16,14 @@ use std::os::raw::c_int;
 /// Builds SEXPs. Lists stay on R's protection stack from `new_list` to
 /// `finish_list` (so at most the nesting depth of them at once); everything
 /// else is stored into a protected list as soon as it is made.
-pub struct SexpBuilder;
+pub struct SexpBuilder<'a> {
+    /// The names vector of each open list (`R_NilValue` for unnamed ones),
+    /// innermost last: items are stored into the innermost open list, so its
+    /// names need not be looked up among its attributes for each member.
+    /// Owned by the caller, outside R's error protection: an R error jumps
+    /// over the frames that build, which must own nothing to drop.
+    names: &'a mut Vec<SEXP>,
+}
 
 /// A CHARSXP of a string the core checked: no NUL, and at most
 /// `R_STRING_MAX` bytes (`r::args::check*` refuse longer strings and names
@@ -33,7 +40,7 @@ fn mkchar(s: &str) -> SEXP {
     unsafe { extendr_ffi::Rf_mkCharLenCE(s.as_ptr() as *const _, len, cetype_t::CE_UTF8) }
 }
 
-impl RBuilder for SexpBuilder {
+impl RBuilder for SexpBuilder<'_> {
     type Obj = SEXP;
 
     fn scalar(&mut self, value: Scalar<'_>) -> SEXP {
@@ -71,21 +78,24 @@ impl RBuilder for SexpBuilder {
         unsafe {
             let list = extendr_ffi::Rf_allocVector(SEXPTYPE::VECSXP, len as isize);
             extendr_ffi::Rf_protect(list);
+            let mut names = extendr_ffi::R_NilValue;
             if named {
-                let names = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, len as isize);
+                names = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, len as isize);
                 extendr_ffi::Rf_setAttrib(list, extendr_ffi::R_NamesSymbol, names);
             }
+            self.names.push(names);
             list
         }
     }
 
     fn set_item(&mut self, list: SEXP, i: usize, name: Option<&str>, item: SEXP) {
-        // SAFETY: `list` is a protected list of more than `i` items; the item is
-        // stored before the name's CHARSXP is allocated.
+        // SAFETY: `list` is a protected list of more than `i` items, the
+        // innermost open one (the core stores items only there), so the top
+        // of `names` is its names vector (attached to it, so protected); the
+        // item is stored before the name's CHARSXP is allocated.
         unsafe {
             extendr_ffi::SET_VECTOR_ELT(list, i as isize, item);
-            if let Some(name) = name {
-                let names = extendr_ffi::Rf_getAttrib(list, extendr_ffi::R_NamesSymbol);
+            if let (Some(name), Some(&names)) = (name, self.names.last()) {
                 if extendr_ffi::TYPEOF(names) == SEXPTYPE::STRSXP {
                     extendr_ffi::SET_STRING_ELT(names, i as isize, mkchar(name));
                 }
@@ -94,6 +104,7 @@ impl RBuilder for SexpBuilder {
     }
 
     fn finish_list(&mut self, _list: SEXP) {
+        self.names.pop();
         // SAFETY: pairs with the protect in new_list (lists finish in LIFO order).
         unsafe { extendr_ffi::Rf_unprotect(1) }
     }
@@ -102,12 +113,14 @@ impl RBuilder for SexpBuilder {
 /// The named list of a tool's arguments (checked by the core first), built
 /// under error protection; R's error if it could not allocate it.
 pub fn arguments(args: Option<Val<'_>>) -> Result<Robj, ffi::RFailure> {
-    ffi::make(|| mcplite_core::r::args::build(args, &mut SexpBuilder))
+    let mut names = Vec::new();
+    ffi::make(|| mcplite_core::r::args::build(args, &mut SexpBuilder { names: &mut names }))
 }
 
 /// The R value of any JSON value (checked with `check_json` first).
 pub fn value(v: Val<'_>) -> Result<Robj, ffi::RFailure> {
-    ffi::make(|| mcplite_core::r::args::build_value(v, &mut SexpBuilder))
+    let mut names = Vec::new();
+    ffi::make(|| mcplite_core::r::args::build_value(v, &mut SexpBuilder { names: &mut names }))
 }
 
 /// A character vector of length one holding `bytes` (JSON text our serializer

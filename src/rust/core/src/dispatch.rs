@@ -102,7 +102,7 @@ impl Ended {
     /// The answer line: a tool error saying the tool ended R.
     pub fn line<V: RValue>(&self) -> Vec<u8> {
         let message = format!("Tool {} ended the R process (it called quit()); the server has stopped.", self.tool);
-        answer_line::<V>(Vec::new(), &self.id, self.version, &CallResult::tool_error(message), &self.server_info)
+        answer_line::<V>(&self.id, self.version, &CallResult::tool_error(message), &self.server_info)
     }
 
     /// The answer line for a call that was not the one running when the
@@ -113,7 +113,7 @@ impl Ended {
             "The server's R process ended (R code called quit()) before tool {} was answered; the server has stopped.",
             self.tool
         );
-        answer_line::<V>(Vec::new(), &self.id, self.version, &CallResult::tool_error(message), &self.server_info)
+        answer_line::<V>(&self.id, self.version, &CallResult::tool_error(message), &self.server_info)
     }
 }
 
@@ -181,17 +181,12 @@ impl Owed {
     }
 }
 
-/// A whole answer line for a tool result, written into `line` (empty; the
-/// memory of an earlier line, see [`Server::recycle_line`]).
-fn answer_line<V: RValue>(
-    mut line: Vec<u8>,
-    id: &RequestId,
-    v: VersionIndex,
-    result: &CallResult<V>,
-    server_info: &Value,
-) -> Vec<u8> {
+/// A whole answer line for a tool result, written into a buffer of the
+/// serializer's pool (see [`Server::recycle_line`]).
+fn answer_line<V: RValue>(id: &RequestId, v: VersionIndex, result: &CallResult<V>, server_info: &Value) -> Vec<u8> {
     let version = &VERSIONS[v];
     let server_meta = version.modern_result.then_some((META_SERVER_INFO, server_info));
+    let mut line = crate::rjson::take_buffer();
     line.reserve(256);
     envelope::begin_result(&mut line, id);
     write_result(&mut line, result, version, server_meta);
@@ -376,9 +371,6 @@ pub struct Server<F> {
     legacy_client: Option<String>,
     /// The tool calls read and not yet answered (see [`Owed`]).
     owed: Owed,
-    /// The memory of the last large answer line, once written (see
-    /// [`Server::recycle_line`]).
-    spare_line: std::cell::Cell<Vec<u8>>,
 }
 
 /// A `tools/list` result: the tool array written once when serving began
@@ -420,7 +412,6 @@ impl<F> Server<F> {
             fallback: None,
             legacy_client: None,
             owed: Owed::default(),
-            spare_line: Default::default(),
         })
     }
 
@@ -430,15 +421,12 @@ impl<F> Server<F> {
         self.owed.clone()
     }
 
-    /// Hands a written answer line back: the next tool answer reuses its
-    /// memory, so a server sending large results does not map and fault in
-    /// fresh pages for each one. Lines over the serializer's scratch limit
-    /// are let go.
-    pub fn recycle_line(&self, mut line: Vec<u8>) {
-        if line.capacity() >= 1 << 16 && line.capacity() <= crate::rjson::SCRATCH_KEEP {
-            line.clear();
-            self.spare_line.set(line);
-        }
+    /// Hands a written answer line back: the next answer reuses its memory
+    /// (`rjson::take_buffer`, the pool it shares with the serializer), so a
+    /// server sending large results does not map and fault in fresh pages
+    /// for each one. The pool's rule (`rjson::keeps`) says which are kept.
+    pub fn recycle_line(&self, line: Vec<u8>) {
+        crate::rjson::give_back(line);
     }
 
     /// This server's tools may change while it serves (the live-session
@@ -769,7 +757,7 @@ impl<F> Server<F> {
             }
             finished => {
                 let (result, failure) = self.call_result(finished, tool);
-                (answer_line(self.spare_line.take(), id, v, &result, &self.server_info), result.is_error, failure)
+                (answer_line(id, v, &result, &self.server_info), result.is_error, failure)
             }
         };
         Answer {

@@ -841,17 +841,58 @@ pub enum RNumber {
     Double(f64),
 }
 
+/// `text` is a JSON number (the reader's syntax).
 pub fn r_number(text: &str) -> RNumber {
-    let integral_syntax = !text.bytes().any(|c| matches!(c, b'.' | b'e' | b'E'));
-    if integral_syntax && text.len() <= 11 {
-        if let Ok(i) = text.parse::<i64>() {
-            if i > i32::MIN as i64 && i <= i32::MAX as i64 {
-                return RNumber::Int(i as i32);
-            }
+    // Integers of at most ten digits are summed here, in one pass (a large
+    // array argument has millions of them).
+    let (negative, digits) = match text.as_bytes().split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text.as_bytes()),
+    };
+    if (1..=10).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+        let magnitude = digits.iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0'));
+        let i = if negative { -magnitude } else { magnitude };
+        if i > i32::MIN as i64 && i <= i32::MAX as i64 {
+            return RNumber::Int(i as i32);
         }
+    }
+    if let Some(d) = short_decimal(negative, digits) {
+        return RNumber::Double(d);
     }
     // Rust's parser rounds correctly and saturates to +-inf / 0.
     RNumber::Double(text.parse::<f64>().unwrap_or(f64::NAN))
+}
+
+/// Powers of ten a double holds exactly.
+const EXACT_POWERS: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+    1e21, 1e22,
+];
+
+/// A plain decimal (`digits.digits`, no exponent) of at most 15 significant
+/// digits and 22 decimal places, without a general parser: its digits form
+/// an integer a double holds exactly, and so does the power of ten, so one
+/// division rounds correctly (the case Rust's parser also takes first).
+#[inline]
+fn short_decimal(negative: bool, digits: &[u8]) -> Option<f64> {
+    if digits.len() > 16 {
+        return None;
+    }
+    let mut mantissa = 0u64;
+    let mut places = None;
+    for (i, &c) in digits.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => mantissa = mantissa * 10 + u64::from(c - b'0'),
+            b'.' if places.is_none() => places = Some(digits.len() - i - 1),
+            _ => return None,
+        }
+    }
+    let places = places?;
+    if mantissa >= 1 << 53 || places >= EXACT_POWERS.len() {
+        return None;
+    }
+    let d = mantissa as f64 / EXACT_POWERS[places];
+    Some(if negative { -d } else { d })
 }
 
 /// A number's value in canonical form, for exact comparison of request ids:
@@ -1054,6 +1095,23 @@ mod tests {
         assert_eq!(r_number("1.0"), RNumber::Double(1.0));
         assert_eq!(r_number("1e2"), RNumber::Double(100.0));
         assert_eq!(r_number("1e400"), RNumber::Double(f64::INFINITY));
+        // Short decimals (read without the general parser) round as it does.
+        for text in [
+            "0.1",
+            "-0.0",
+            "0.30000000000000004",
+            "123456789012.345",
+            "9007199254740.993",
+            "-841.471",
+            "1.7976931348623157",
+            "0.0000000000000000000001",
+            "4503599627370.4975",
+            "12345678901234567.0",
+        ] {
+            let want = text.parse::<f64>().unwrap();
+            let RNumber::Double(got) = r_number(text) else { panic!("{text}") };
+            assert_eq!(got.to_bits(), want.to_bits(), "{text}");
+        }
         assert_eq!(r_number("-1e400"), RNumber::Double(f64::NEG_INFINITY));
         assert_eq!(r_number("1e-400"), RNumber::Double(0.0));
         assert_eq!(r_number("123456789012345678901234567890"), RNumber::Double(1.2345678901234568e29));

@@ -25,6 +25,27 @@ pub struct ToolDef {
 pub enum Text<V> {
     R(V),
     Owned(String),
+    /// Payload JSON the core wrote, in a serializer buffer.
+    Json(JsonBuffer),
+}
+
+/// JSON text in one of the serializer's output buffers ([`crate::rjson::take_buffer`]),
+/// handed back when the text is dropped (after its answer is written), so
+/// the next large answer reuses the memory.
+#[derive(Debug, Clone)]
+pub struct JsonBuffer(String);
+
+impl JsonBuffer {
+    /// The text the serializer wrote into a buffer it took.
+    pub fn new(bytes: Vec<u8>) -> Self {
+        JsonBuffer(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+}
+
+impl Drop for JsonBuffer {
+    fn drop(&mut self) {
+        crate::rjson::give_back(std::mem::take(&mut self.0).into_bytes());
+    }
 }
 
 impl<V: RValue> Text<V> {
@@ -37,6 +58,7 @@ impl<V: RValue> Text<V> {
                 None => f(b"NA"),
             },
             Text::Owned(s) => f(s.as_bytes()),
+            Text::Json(j) => f(j.0.as_bytes()),
         }
     }
 

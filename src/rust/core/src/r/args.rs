@@ -110,26 +110,25 @@ pub fn check(arguments: Option<Val<'_>>, formals: &Formals, tool: &str) -> Resul
         if formals.inexact(name) {
             return Err(format!("Tool {tool} has no argument named '{name}'."));
         }
-        let mut path = name.to_string();
-        check_value(value, &mut path, 1, MAX_ARG_DEPTH, R_STRING_MAX).map_err(|e| match e {
-            Fault::Nul(path) => format!(
+        check_value(value, 1, MAX_ARG_DEPTH, R_STRING_MAX).map_err(|found| match found.fault {
+            Fault::Nul => format!(
                 "Argument `{}` of tool {tool} contains a NUL character (\\u0000), which R strings cannot hold.",
-                shorten(&path)
+                found.path(name)
             ),
-            Fault::NulName(path) => format!(
+            Fault::NulName => format!(
                 "Argument `{}` of tool {tool} has a name with a NUL character (\\u0000), which R names cannot hold.",
-                shorten(&path)
+                found.path(name)
             ),
             Fault::Nested => format!(
                 "Argument `{name}` of tool {tool} is nested deeper than {MAX_ARG_DEPTH} levels, which mcplite does not pass to R."
             ),
-            Fault::Long(path, n) => format!(
+            Fault::Long(n) => format!(
                 "Argument `{}` of tool {tool} holds a string of {n} bytes, longer than R's limit of {R_STRING_MAX} bytes.",
-                shorten(&path)
+                found.path(name)
             ),
-            Fault::LongName(path, n) => format!(
+            Fault::LongName(n) => format!(
                 "Argument `{}` of tool {tool} has a name of {n} bytes, longer than R's limit of {R_STRING_MAX} bytes.",
-                shorten(&path)
+                found.path(name)
             ),
         })?;
     }
@@ -137,12 +136,49 @@ pub fn check(arguments: Option<Val<'_>>, formals: &Formals, tool: &str) -> Resul
 }
 
 enum Fault {
-    Nul(String),
-    NulName(String),
+    Nul,
+    NulName,
     Nested,
     /// A string longer than R holds, and its length in bytes.
-    Long(String, usize),
-    LongName(String, usize),
+    Long(usize),
+    LongName(usize),
+}
+
+/// One step of the R path to a value.
+enum Step<'d> {
+    Index(usize),
+    Name(&'d str),
+}
+
+/// What [`check_value`] found, and where: the steps to it, innermost first,
+/// collected on the way out. The path is made only for a value that is
+/// refused, so checking a large argument costs no string work per value.
+struct Found<'d> {
+    fault: Fault,
+    steps: Vec<Step<'d>>,
+}
+
+impl<'d> Found<'d> {
+    fn new(fault: Fault) -> Self {
+        Found { fault, steps: Vec::new() }
+    }
+
+    fn at(mut self, step: Step<'d>) -> Self {
+        self.steps.push(step);
+        self
+    }
+
+    /// The R path from `root`, shortened (see [`shorten`]).
+    fn path(&self, root: &str) -> String {
+        let mut path = String::from(root);
+        for step in self.steps.iter().rev() {
+            match *step {
+                Step::Index(i) => push_index(&mut path, i),
+                Step::Name(name) => push_name(&mut path, name),
+            }
+        }
+        shorten(&path)
+    }
 }
 
 /// The length in bytes of a decoded string or name, if it is longer than `max`.
@@ -164,36 +200,31 @@ fn shorten(path: &str) -> String {
 }
 
 /// `max_string` is [`R_STRING_MAX`] but in tests.
-fn check_value(v: Val<'_>, path: &mut String, depth: usize, max_depth: usize, max_string: usize) -> Result<(), Fault> {
+fn check_value(v: Val<'_>, depth: usize, max_depth: usize, max_string: usize) -> Result<(), Found<'_>> {
     match v.kind() {
-        Kind::String if v.has_nul() => Err(Fault::Nul(path.clone())),
+        Kind::String if v.has_nul() => Err(Found::new(Fault::Nul)),
         Kind::String => match too_long(v, max_string) {
-            Some(n) => Err(Fault::Long(path.clone(), n)),
+            Some(n) => Err(Found::new(Fault::Long(n))),
             None => Ok(()),
         },
-        Kind::Deep => Err(Fault::Nested),
-        Kind::Array | Kind::Object if depth > max_depth => Err(Fault::Nested),
+        Kind::Deep => Err(Found::new(Fault::Nested)),
+        Kind::Array | Kind::Object if depth > max_depth => Err(Found::new(Fault::Nested)),
         Kind::Array => {
             for (i, item) in v.items().enumerate() {
-                let len = path.len();
-                push_index(path, i);
-                check_value(item, path, depth + 1, max_depth, max_string)?;
-                path.truncate(len);
+                check_value(item, depth + 1, max_depth, max_string).map_err(|f| f.at(Step::Index(i)))?;
             }
             Ok(())
         }
         Kind::Object => {
             for (key, item) in v.members() {
                 if key.has_nul() {
-                    return Err(Fault::NulName(path.clone()));
+                    return Err(Found::new(Fault::NulName));
                 }
                 if let Some(n) = too_long(key, max_string) {
-                    return Err(Fault::LongName(path.clone(), n));
+                    return Err(Found::new(Fault::LongName(n)));
                 }
-                let len = path.len();
-                push_name(path, key.as_str().unwrap_or(""));
-                check_value(item, path, depth + 1, max_depth, max_string)?;
-                path.truncate(len);
+                let name = key.as_str().unwrap_or("");
+                check_value(item, depth + 1, max_depth, max_string).map_err(|f| f.at(Step::Name(name)))?;
             }
             Ok(())
         }
@@ -233,25 +264,24 @@ pub fn check_json_within(v: Val<'_>, max_depth: usize, root: &str) -> Result<(),
 }
 
 fn check_json_limits(v: Val<'_>, max_depth: usize, max_string: usize, root: &str) -> Result<(), String> {
-    let mut path = String::from(root);
-    check_value(v, &mut path, 0, max_depth, max_string).map_err(|e| match e {
-        Fault::Nul(path) => format!(
+    check_value(v, 0, max_depth, max_string).map_err(|found| match found.fault {
+        Fault::Nul => format!(
             "the string at `{}` contains a NUL character (\\u0000), which R strings cannot hold",
-            shorten(&path)
+            found.path(root)
         ),
-        Fault::NulName(path) => {
-            format!("a name in `{}` contains a NUL character (\\u0000), which R names cannot hold", shorten(&path))
+        Fault::NulName => {
+            format!("a name in `{}` contains a NUL character (\\u0000), which R names cannot hold", found.path(root))
         }
         Fault::Nested if max_depth == usize::MAX => {
             format!("it is nested deeper than {} levels", crate::json::MAX_TREE_DEPTH)
         }
         Fault::Nested => format!("it is nested deeper than {max_depth} levels"),
-        Fault::Long(path, n) => format!(
+        Fault::Long(n) => format!(
             "the string at `{}` is {n} bytes long, longer than R's limit of {R_STRING_MAX} bytes",
-            shorten(&path)
+            found.path(root)
         ),
-        Fault::LongName(path, n) => {
-            format!("a name in `{}` is {n} bytes long, longer than R's limit of {R_STRING_MAX} bytes", shorten(&path))
+        Fault::LongName(n) => {
+            format!("a name in `{}` is {n} bytes long, longer than R's limit of {R_STRING_MAX} bytes", found.path(root))
         }
     })
 }
@@ -416,6 +446,29 @@ mod tests {
     }
 
     #[test]
+    fn paths_are_made_only_for_what_is_refused_and_name_every_step() {
+        // Steps through indexes, syntactic and other names, at several depths.
+        let f = formals(&["x"]);
+        for (json, path) in [
+            (r#"{"x":[1,2,{"a b":[true,"\u0000"]}]}"#, r#"x[[3]][["a b"]][[2]]"#),
+            (r#"{"x":{"k":{"j":[[["\u0000"]]]}}}"#, "x$k$j[[1]][[1]][[1]]"),
+            (r#"{"x":[[],{},[{"q\"":"\u0000"}]]}"#, r#"x[[3]][[1]][["q\""]]"#),
+            (r#"{"x":"\u0000"}"#, "x"),
+        ] {
+            let e = check(Some(doc(json).root()), &f, "t").unwrap_err();
+            assert!(e.contains(&format!("`{path}`")), "{json}: {e}");
+        }
+        let e = check(Some(doc(r#"{"x":[0,{"ok":1,"a":{"b\u0000":1}}]}"#).root()), &f, "t").unwrap_err();
+        assert!(e.contains("`x[[2]]$a`") && e.contains("name with a NUL"), "{e}");
+        let e = check_json(doc(r#"[{"a":["s","\u0000"]}]"#).root()).unwrap_err();
+        assert!(e.contains("`x[[1]]$a[[2]]`"), "{e}");
+        // Long paths are shortened as before.
+        let deep = format!(r#"{{"x":{}"\u0000"{}}}"#, "[".repeat(100), "]".repeat(100));
+        let e = check(Some(doc(&deep).root()), &f, "t").unwrap_err();
+        assert!(e.contains(&format!("`x{}...`", &"[[1]]".repeat(100)[..119])), "{e}");
+    }
+
+    #[test]
     fn values_r_cannot_hold_name_the_argument() {
         let f = formals(&["x", "..."]);
         let e = check(Some(doc(r#"{"x":{"a":[1,"b\u0000"]}}"#).root()), &f, "t").unwrap_err();
@@ -432,5 +485,69 @@ mod tests {
         assert!(e.contains("nested deeper than 512"), "{e}");
         let e = check(Some(doc(&deep(100_000)).root()), &f, "t").unwrap_err();
         assert!(e.contains("nested deeper"), "{e}");
+    }
+}
+
+/// Timing of the argument path without R (issue 41, goal 6): parse, check
+/// and build of 50 MB arrays, the builder doing no work. Run with
+/// `tools/cargo.sh test -p mcplite-core --release --lib argument_path_timing -- --ignored --nocapture`.
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use crate::json::Doc;
+
+    /// Counts what it is given, so nothing is optimized away.
+    struct Count(usize);
+    impl RBuilder for Count {
+        type Obj = usize;
+        fn scalar(&mut self, value: Scalar<'_>) -> usize {
+            self.0 += match value {
+                Scalar::Double(d) => d.is_sign_negative() as usize,
+                _ => 1,
+            };
+            0
+        }
+        fn new_list(&mut self, _len: usize, _named: bool) -> usize {
+            0
+        }
+        fn set_item(&mut self, _list: usize, _i: usize, _name: Option<&str>, _item: usize) {}
+        fn finish_list(&mut self, _list: usize) {}
+    }
+
+    #[test]
+    #[ignore]
+    fn argument_path_timing() {
+        for kind in ["numbers", "strings", "objects"] {
+            let mut s = String::from("{\"x\":[");
+            let mut i = 0u64;
+            while s.len() < 50_000_000 {
+                if i > 0 {
+                    s.push(',');
+                }
+                let x = ((i as f64).sin() * 1e6).round() / 1e3;
+                match kind {
+                    "numbers" => s.push_str(&format!("{x}")),
+                    "strings" => s.push_str(&format!("\"item {i} of the list\"")),
+                    _ => s.push_str(&format!("{{\"id\":{i},\"name\":\"item {i}\",\"score\":{x}}}")),
+                }
+                i += 1;
+            }
+            s.push_str("]}");
+            let t = std::time::Instant::now();
+            let d = Doc::parse(s.into_bytes()).unwrap();
+            let parse = t.elapsed();
+            let t = std::time::Instant::now();
+            check(Some(d.root()), &Formals::unknown(), "t").unwrap();
+            let checked = t.elapsed();
+            let t = std::time::Instant::now();
+            let mut b = Count(0);
+            build(Some(d.root()), &mut b);
+            let built = t.elapsed();
+            println!(
+                "{kind:8} {i:8} values, document {:4} MB; parse {parse:?}, check {checked:?}, build {built:?} ({})",
+                d.heap_size() >> 20,
+                b.0
+            );
+        }
     }
 }

@@ -14,7 +14,7 @@ use super::fixed::{encode_object, FixedError};
 use super::{
     describe, field, field_present, flag1, inherits, number1, push_index, string1, Problem, RType, RValue, VALUE,
 };
-use crate::result::{Annotations, Block, CallResult, Content, ResourceBody, Role, Text};
+use crate::result::{Annotations, Block, CallResult, Content, JsonBuffer, ResourceBody, Role, Text};
 use crate::rjson::{self, Options};
 
 /// Class of the objects `tool_result()` makes.
@@ -59,8 +59,8 @@ fn ordinary<V: RValue>(x: &V, opts: &Options) -> Result<CallResult<V>, String> {
         RType::Null => Text::Owned("{}".into()),
         RType::List if x.is_empty() && x.attr("names").is_none() && x.class().is_empty() => Text::Owned("[]".into()),
         _ => {
-            let bytes = rjson::to_json(x, opts)?;
-            Text::Owned(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+            let bytes = rjson::to_json_into(x, opts, rjson::take_buffer())?;
+            Text::Json(JsonBuffer::new(bytes))
         }
     };
     Ok(CallResult::text(text))

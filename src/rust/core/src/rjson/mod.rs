@@ -92,39 +92,121 @@ pub fn to_json<V: RValue>(x: &V, opts: &Options) -> Result<Vec<u8>, String> {
     to_json_into(x, opts, Vec::new())
 }
 
-/// Largest output buffer kept between calls of [`with_json`]; larger ones
-/// are freed after use, so a one-off huge answer does not stay resident.
+/// Output buffers up to this size are always kept for the next answer.
 pub const SCRATCH_KEEP: usize = 16 << 20;
 
+/// Whether a buffer of `capacity` bytes, of which the answer just written
+/// used `used`, is kept for the next one: always up to [`SCRATCH_KEEP`],
+/// a larger one while answers keep filling at least a quarter of it (a
+/// buffer grows by doubling, and `tool_result()`'s JSON fills half of the
+/// line that carries it twice). A server
+/// answering large results over and over then writes them into memory it
+/// already has (fresh pages cost as much as the serializing, so the time of
+/// an answer would grow faster than its size), and a one-off huge answer
+/// stays resident only until a much smaller one follows.
+pub fn keeps(capacity: usize, used: usize) -> bool {
+    capacity <= SCRATCH_KEEP || used >= capacity / 4
+}
+
 thread_local! {
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// This thread's kept output buffers, empty: two, because a plain
+    /// answer's JSON is still held while its answer line is written.
+    static SPARE: [std::cell::Cell<Vec<u8>>; 2] = const { [std::cell::Cell::new(Vec::new()), std::cell::Cell::new(Vec::new())] };
+}
+
+/// An empty output buffer: the larger one this thread kept, or a new one.
+/// The serializer's text and the answer lines take theirs here, so the
+/// buffer `tool_result()`'s JSON was written in (then copied into R) is the
+/// one its answer line is written in next.
+pub fn take_buffer() -> Vec<u8> {
+    SPARE.with(|[a, b]| {
+        let (x, y) = (a.take(), b.take());
+        let (larger, smaller) = if x.capacity() >= y.capacity() { (x, y) } else { (y, x) };
+        a.set(smaller);
+        larger
+    })
+}
+
+/// Hands an output buffer back after use, if [`keeps`] says so; of the
+/// buffers kept already and this one, the two larger stay.
+pub fn give_back(mut buf: Vec<u8>) {
+    if !keeps(buf.capacity(), buf.len()) {
+        return;
+    }
+    buf.clear();
+    SPARE.with(|[a, b]| {
+        let mut three = [a.take(), b.take(), buf];
+        three.sort_by_key(|v| std::cmp::Reverse(v.capacity()));
+        let [x, y, _] = three;
+        a.set(x);
+        b.set(y);
+    });
 }
 
 /// Serializes `x` into a per-thread buffer reused across calls and hands the
 /// text to `f` (which copies it where it belongs, e.g. into an R string).
 /// Reusing the buffer spares the page faults of fresh memory on every call,
 /// a large part of the cost of a multi-megabyte answer. Re-entrant calls get
-/// a fresh buffer.
+/// another buffer.
 pub fn with_json<V: RValue, R>(x: &V, opts: &Options, f: impl FnOnce(&[u8]) -> R) -> Result<R, String> {
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buf) => {
-            let mut out = std::mem::take(&mut *buf);
-            out.clear();
-            let res = to_json_into(x, opts, out);
-            let (ret, mut back) = match res {
-                Ok(bytes) => {
-                    let r = f(&bytes);
-                    (Ok(r), bytes)
-                }
-                Err(e) => (Err(e), Vec::new()),
-            };
-            if back.capacity() > SCRATCH_KEEP {
-                back = Vec::new();
-            }
-            back.clear();
-            *buf = back;
-            ret
+    let bytes = to_json_into(x, opts, take_buffer())?;
+    let ret = f(&bytes);
+    give_back(bytes);
+    Ok(ret)
+}
+
+#[cfg(test)]
+mod buffer_tests {
+    use super::*;
+
+    fn drain() {
+        let _ = (take_buffer(), take_buffer());
+    }
+
+    #[test]
+    fn large_buffers_are_kept_while_answers_fill_them() {
+        drain();
+        let big = 4 * SCRATCH_KEEP;
+        assert!(keeps(SCRATCH_KEEP, 0), "small buffers are always kept");
+        assert!(keeps(big, big / 4) && !keeps(big, big / 4 - 1));
+        // A large buffer handed back after a large answer is the next one taken.
+        let mut buf = Vec::with_capacity(big);
+        buf.resize(big * 3 / 4, b'x');
+        give_back(buf);
+        let mut again = take_buffer();
+        assert!(again.is_empty() && again.capacity() >= big);
+        // Used for a small answer, it is let go.
+        again.extend_from_slice(b"[1]");
+        give_back(again);
+        assert_eq!(take_buffer().capacity(), 0);
+        // Two are kept, the larger ones, and the larger is taken first.
+        for cap in [1024, 4096, 2048] {
+            give_back(Vec::with_capacity(cap));
         }
-        Err(_) => to_json(x, opts).map(|bytes| f(&bytes)),
-    })
+        assert!(take_buffer().capacity() >= 4096);
+        let second = take_buffer().capacity();
+        assert!((2048..4096).contains(&second), "{second}");
+        assert_eq!(take_buffer().capacity(), 0);
+        // A plain answer's JSON hands its buffer back once written (dropped).
+        let mut json = take_buffer();
+        json.reserve(8192);
+        json.extend_from_slice(b"{\"a\":1}");
+        let text = crate::result::JsonBuffer::new(json);
+        assert!(take_buffer().capacity() < 8192, "in use, not kept");
+        drop(text);
+        assert!(take_buffer().capacity() >= 8192);
+    }
+
+    #[test]
+    fn the_buffer_a_text_was_written_in_is_the_next_one_taken() {
+        use crate::rjson::testvalue::*;
+        drain();
+        let x = s(&"y".repeat(SCRATCH_KEEP + 1));
+        let n = with_json(&x, &Options::default(), |b| b.len()).unwrap();
+        assert_eq!(n, SCRATCH_KEEP + 3);
+        // Copied elsewhere by `f`: the answer line takes the same memory.
+        let line = take_buffer();
+        assert!(line.capacity() >= n);
+        assert_eq!(take_buffer().capacity(), 0, "one buffer, not two");
+    }
 }

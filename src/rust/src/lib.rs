@@ -9,6 +9,7 @@ mod client;
 mod config_file;
 mod ffi;
 mod host;
+mod lines;
 mod otel;
 mod platform;
 mod relay;

@@ -26,7 +26,7 @@ use mcplite_core::dispatch::TaskId;
 use mcplite_core::progress::{read_relay_line, relay_line, Report, Reporter};
 use mcplite_core::telemetry::diag;
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Write};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -214,19 +214,8 @@ fn read_connection(stream: LocalStream, shared: &Shared, token: &str) {
         }
         id
     };
-    let mut reader = BufReader::new(&stream);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match (&mut reader).take(MAX_LINE + 1).read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        // Too long, or cut off by the end of the connection.
-        if line.pop() != Some(b'\n') {
-            break;
-        }
-        let Some((task, report)) = read_relay_line(&line) else { continue };
+    crate::lines::read_lines(&stream, MAX_LINE, |line| {
+        let Some((task, report)) = read_relay_line(line) else { return true };
         let target = lock(&shared.state).calls.get(&task).map(|o| (o.reporter.clone(), o.tool.clone()));
         if let (Some((reporter, tool)), Some(report)) = (target, report) {
             offer_progress(&reporter, &tool, report);
@@ -236,7 +225,8 @@ fn read_connection(stream: LocalStream, shared: &Shared, token: &str) {
             open.received += 1;
             shared.arrived.notify_all();
         }
-    }
+        true
+    });
     lock(&shared.state).connections.remove(&id);
 }
 

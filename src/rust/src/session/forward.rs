@@ -489,31 +489,24 @@ fn read_link(
     tx: &Sender<Event>,
     reporters: &Mutex<HashMap<TaskId, (Reporter, String)>>,
 ) {
-    let mut reader = BufReader::new(&stream);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match (&mut reader).take(MAX_LINE + 1).read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+    // The serving thread gone (it stopped): nothing to tell.
+    let mut serving = true;
+    crate::lines::read_lines(&stream, MAX_LINE, |line| {
+        if let Ok(msg) = serde_json::from_slice::<Message>(line) {
+            serving = tx.send(Event::Message(generation, Box::new(msg))).is_ok();
+            return serving;
         }
-        if line.pop() != Some(b'\n') {
-            break;
-        }
-        if let Ok(msg) = serde_json::from_slice::<Message>(&line) {
-            if tx.send(Event::Message(generation, Box::new(msg))).is_err() {
-                return;
-            }
-            continue;
-        }
-        if let Some((task, Some(report))) = read_relay_line(&line) {
+        if let Some((task, Some(report))) = read_relay_line(line) {
             let target = lock(reporters).get(&task).cloned();
             if let Some((reporter, tool)) = target {
                 offer_progress(&reporter, &tool, report);
             }
         }
+        true
+    });
+    if serving {
+        let _ = tx.send(Event::Closed(generation));
     }
-    let _ = tx.send(Event::Closed(generation));
 }
 
 fn placeholder(name: &str) -> Tool<RFun> {

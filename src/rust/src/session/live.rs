@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
@@ -443,69 +443,66 @@ fn serve_connection(stream: SessionStream, shared: &Shared) {
         state.conns.insert(id, conn.clone());
         (id, conn)
     };
-    let mut reader = BufReader::new(&stream);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match (&mut reader).take(MAX_LINE + 1).read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+    crate::lines::read_lines(&stream, MAX_LINE, |line| {
+        if let Ok(msg) = serde_json::from_slice::<Message>(line) {
+            handle_message(msg, id, &conn, shared);
         }
-        if line.pop() != Some(b'\n') {
-            break;
-        }
-        let Ok(msg) = serde_json::from_slice::<Message>(&line) else { continue };
-        match msg.op {
-            Op::Hello => {
-                let mut hello = Message::new(Op::Hello);
-                {
-                    let state = lock(&shared.state);
-                    hello.revision = Some(state.revision);
-                    if let Some(reg) = &state.registration {
-                        hello.name = Some(reg.name.clone());
-                        hello.pid = Some(reg.pid);
-                        hello.cwd = Some(reg.cwd.clone());
-                    }
-                }
-                conn.send(&hello.line());
-            }
-            Op::List => {
-                let list = lock(&shared.state).list_line.clone();
-                conn.send(&list);
-            }
-            Op::Call => {
-                let (Some(call), Some(version), Some(tool)) = (msg.call, msg.version, msg.tool) else { continue };
-                let queued = Queued {
-                    conn: id,
-                    call,
-                    version,
-                    tool,
-                    arguments: msg.arguments,
-                    progress: msg.progress == Some(true),
-                    client: msg.client,
-                };
-                lock(&shared.state).queue.push_back(queued);
-                schedule(0.0);
-            }
-            Op::Cancel => {
-                let Some(call) = msg.call else { continue };
-                let mut state = lock(&shared.state);
-                let before = state.queue.len();
-                state.queue.retain(|q| !(q.conn == id && q.call == call));
-                if state.queue.len() == before && state.running == Some((id, call)) {
-                    let _signalling = lock(&SIGNALLING);
-                    if platform::cancel_closure(&shared.r_thread) {
-                        SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
+        true
+    });
     // The server is gone: its waiting calls never run.
     let mut state = lock(&shared.state);
     state.conns.remove(&id);
     state.queue.retain(|q| q.conn != id);
+}
+
+/// One message of a server on the link (`id`, answered on `conn`).
+fn handle_message(msg: Message, id: u64, conn: &Conn, shared: &Shared) {
+    match msg.op {
+        Op::Hello => {
+            let mut hello = Message::new(Op::Hello);
+            {
+                let state = lock(&shared.state);
+                hello.revision = Some(state.revision);
+                if let Some(reg) = &state.registration {
+                    hello.name = Some(reg.name.clone());
+                    hello.pid = Some(reg.pid);
+                    hello.cwd = Some(reg.cwd.clone());
+                }
+            }
+            conn.send(&hello.line());
+        }
+        Op::List => {
+            let list = lock(&shared.state).list_line.clone();
+            conn.send(&list);
+        }
+        Op::Call => {
+            let (Some(call), Some(version), Some(tool)) = (msg.call, msg.version, msg.tool) else { return };
+            let queued = Queued {
+                conn: id,
+                call,
+                version,
+                tool,
+                arguments: msg.arguments,
+                progress: msg.progress == Some(true),
+                client: msg.client,
+            };
+            lock(&shared.state).queue.push_back(queued);
+            schedule(0.0);
+        }
+        Op::Cancel => {
+            let Some(call) = msg.call else { return };
+            let mut state = lock(&shared.state);
+            let before = state.queue.len();
+            state.queue.retain(|q| !(q.conn == id && q.call == call));
+            if state.queue.len() == before && state.running == Some((id, call)) {
+                let _signalling = lock(&SIGNALLING);
+                if platform::cancel_closure(&shared.r_thread) {
+                    SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `rust_session_next()`: take the next waiting call and mark it running:

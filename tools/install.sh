@@ -59,7 +59,7 @@ log "R library: $rlib"
 # what a user's session will load: an R session that has already loaded
 # Debian's older jsonlite or rlang keeps those versions after installing newer
 # ones, and would wrongly report them as missing.
-export MCPLITE_NEED="jsonlite=2.0.0 ellmer=0.3.0 otel=0.2.0 S7=0.2.0 processx=3.9.0 testthat=3.3.0 ggplot2=3.4.0 ragg=1.2.0 mirai=2.7.3"
+export MCPLITE_NEED="jsonlite=2.0.0 ellmer=0.3.0 otel=0.2.0 S7=0.2.0 processx=3.9.0 testthat=3.3.0 ggplot2=3.4.0 ragg=1.2.0 mirai=2.7.3 later=1.3.0"
 r_unmet() { # prints the packages that are missing, too old or do not load; --report: every verdict on stderr
   Rscript --vanilla - "$@" <<'RS'
 report <- identical(commandArgs(TRUE), "--report")

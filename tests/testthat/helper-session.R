@@ -19,7 +19,6 @@ session_defer <- function(expr, envir = parent.frame()) {
 
 session_skip <- function() {
   skip_if_no_tmux()
-  testthat::skip_if_not_installed("later")
   skip_if_no_mcplite_child()
 }
 

@@ -7,10 +7,18 @@
 # consoles of tests running at once, or a `tmux kill-server` elsewhere, never
 # touch each other, and ending one never ends the server another starts on.
 
+# tools/test.sh (MCPLITE_REQUIRE_NODE_TESTS=true, after tools/install.sh
+# installed tmux and later) fails instead of skipping without them.
 skip_if_no_tmux <- function() {
   testthat::skip_on_cran()
   testthat::skip_on_os("windows")
-  testthat::skip_if(!nzchar(Sys.which("tmux")), "tmux is not installed (tools/install.sh installs it)")
+  for (need in c("tmux", "later")) {
+    have <- if (need == "tmux") nzchar(Sys.which("tmux")) else requireNamespace("later", quietly = TRUE)
+    if (have) next
+    why <- sprintf("%s is not installed (tools/install.sh installs it)", need)
+    if (identical(Sys.getenv("MCPLITE_REQUIRE_NODE_TESTS"), "true")) testthat::fail(why)
+    testthat::skip(why)
+  }
 }
 
 # Run tmux on the console `name`'s own server.

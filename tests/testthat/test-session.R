@@ -587,3 +587,24 @@ test_that("Claude Code lists the session server as connected and calls a session
   })
   expect_match(session_screen(s), "mcplite: describe_r_object for claude-code", fixed = TRUE)
 })
+
+test_that("a tool that quits R ends the session mid-call: a tool error, and the socket and registration go with it", {
+  session_skip()
+  dir <- session_dir_new()
+  s <- session_r(dir)
+  session_serve(s, "list(tool(function() q('no'), name = 'quit_now', description = 'Quits R'))", name = "main")
+  reg <- list.files(dir, "\\.json$", full.names = TRUE)
+  expect_length(reg, 1)
+  srv <- session_server(dir, cwd = s$cwd)
+  invisible(session_ask(srv, initialize_line("2025-11-25", id = 0), 0))
+  ended <- session_ask(srv, legacy_call(1, "quit_now"), 1)$answer
+  mcp_validate(list(ended), "2025-11-25", "CallToolResult")
+  expect_true(ended$result$isError)
+  expect_match(first_text(ended), "ended")
+  # q() ran the session's exit hook: nothing is left to attach to.
+  expect_true(wait_until(function() !file.exists(reg), 30))
+  expect_false(file.exists(sub("json$", "sock", reg)))
+  # The server goes on: with no session, it says how to start one.
+  status <- session_ask(srv, legacy_call(2, "session_status"), 2)$answer
+  expect_match(first_text(status), "mcplite::mcp_session(tools)", fixed = TRUE)
+})

@@ -23,8 +23,11 @@
 # there under R 4.6 (.ci/run passes the tarball it built, which saves one Rust
 # build); `R CMD check --as-cran --no-manual` (the root has no LaTeX) checks it,
 # with NOT_CRAN=true so the whole testthat suite runs, skip_on_cran() tests
-# included. Tests that need node (the official SDK clients, schema
-# validation) skip there: node is not in the root and MCPLITE_REQUIRE_NODE_TESTS
+# included. Schema validation runs there as on the host: the root has
+# Debian's nodejs, and tests/node/validate.mjs with its node_modules (from
+# tools/install.sh's npm ci on the host; plain JavaScript) and tests/schema are
+# copied in and named by MCPLITE_VALIDATOR. Tests that drive the official SDK
+# clients skip there (MCPLITE_REQUIRE_NODE_TESTS is not set).
 # is not set. Prints the R and rustc versions, testthat's counts, the check's
 # Status line and every NOTE; exits non-zero on an ERROR, a WARNING or a failing
 # test.
@@ -187,7 +190,7 @@ remove_tree() {
 # source commonly need, and tmux, in which the live-session tests type into an
 # interactive R at a pseudo-terminal (the root's /dev/pts is the host's).
 base_pkgs=(r-base-dev rustc cargo xz-utils pandoc qpdf tidy devscripts ca-certificates
-  libcurl4-openssl-dev libssl-dev pkg-config tmux)
+  libcurl4-openssl-dev libssl-dev pkg-config tmux nodejs)
 # The R packages the tests use: DESCRIPTION's Suggests and tools/install.sh's
 # MCPLITE_NEED list ("name=min-version"), without R's own packages.
 r_need() {
@@ -377,12 +380,24 @@ else
   fi
 fi
 if [ -n "$tarball_in" ]; then tarball=$(basename "$tarball_in"); else tarball=$(cd "$target$build" && ls mcplite_*.tar.gz); fi
+# The schema validator the tests use (tests/node is not in the tarball).
+validator=$build/validator/tests/node/validate.mjs
+validator_env=()
+if [ -d tests/node/node_modules/ajv ] && [ -d tests/schema ]; then
+  mkdir -p "$target$build/validator/tests"
+  cp -R tests/schema "$target$build/validator/tests/schema"
+  mkdir -p "$target$build/validator/tests/node"
+  cp -RH tests/node/validate.mjs tests/node/package.json tests/node/node_modules "$target$build/validator/tests/node/"
+  validator_env=(MCPLITE_VALIDATOR="$validator")
+else
+  log "WARNING: no tests/node/node_modules (run tools/install.sh): schema validation skips in the root"
+fi
 log "R CMD check --as-cran --no-manual $tarball (in the root: NOT_CRAN=true, the whole testthat suite)"
 check_status=0
 checking="$target$build/mcplite.Rcheck"
 # The network reaches package registries only: the incoming checks that ask
 # CRAN (and Bioconductor) about the package are skipped.
-run "${lock[@]}" chroot "$target" /usr/bin/env -i "${root_env[@]}" NOT_CRAN=true MCPLITE_CRAN_LIB="$cran_lib" \
+run "${lock[@]}" chroot "$target" /usr/bin/env -i "${root_env[@]}" NOT_CRAN=true MCPLITE_CRAN_LIB="$cran_lib" "${validator_env[@]}" \
   _R_CHECK_CRAN_INCOMING_REMOTE_=false \
   sh -c "cd $build && R CMD check --as-cran --no-manual $tarball" >"$work/check.log" 2>&1 || check_status=$?
 checking=""

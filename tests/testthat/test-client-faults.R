@@ -204,8 +204,10 @@ test_that("a server's background processes end with it: nothing grows over start
   expect_true(settle(fds, n))
   for (i in 1:20) cycle()
   expect_true(settle(fds, n))
-  expect_equal(open_fds(), fds)
-  expect_equal(threads(), n)
+  # Nothing grew. Not equal: on a loaded machine the first cycle's reader
+  # threads and descriptors may still be ending when the baseline is taken.
+  expect_lte(open_fds(), fds)
+  expect_lte(threads(), n)
   bg <- as.integer(readLines(pids))
   expect_length(bg, 21)
   expect_false(any(vapply(bg, sleep_running, TRUE)))
@@ -239,8 +241,9 @@ test_that("mcp_check() warns about processes a server leaves running", {
   # Nothing of the four servers stays behind in this session.
   deadline <- Sys.time() + 20
   while ((open_fds() > fds || proc_status("Threads") > threads) && Sys.time() < deadline) Sys.sleep(0.05)
-  expect_equal(open_fds(), fds)
-  expect_equal(proc_status("Threads"), threads)
+  # Not more than before (an earlier test's client may still be ending).
+  expect_lte(open_fds(), fds)
+  expect_lte(proc_status("Threads"), threads)
   leftover <- res$problems[res$problems$rule == "background_processes", , drop = FALSE]
   expect_equal(nrow(leftover), 1)
   expect_equal(leftover$severity, "warning")

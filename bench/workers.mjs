@@ -4,8 +4,10 @@
 // server process, one after another) and with mirai workers. Plain node
 // (>= 18), no npm modules. Run: node bench/workers.mjs (see bench/README.md).
 //
-// Every timing starts after the server's first answer (a server/discover), so
-// R's start-up and the daemons' start-up are not counted. Repetitions are
+// Every timing starts after the server's first answer (a server/discover)
+// and, with workers, their line saying they are ready, so neither R's
+// start-up nor the daemons' is counted (the start scenario measures those).
+// Repetitions are
 // interleaved (rep 1: workers = 0, then workers = n; rep 2: ...) and ratios
 // are taken per repetition before the median. The load average is recorded
 // around every measurement: on a shared machine it says how much to trust it.
@@ -125,9 +127,23 @@ class Server {
       this.proc.stdin.write(make(id) + '\n');
     });
   }
+  // Answered, and with workers, they have evaluated the script (the server
+  // answers before they have, and says on stderr when they are ready).
   async ready() {
     const r = await this.request(discover);
     if (!JSON.parse(r.text).result) throw new Error(`server/discover failed: ${r.text}`);
+    // Its starting line was written before the answer, but may still be in
+    // the pipe; a server from before issue 41 writes none (it answers once
+    // its workers are ready).
+    if (this.workers === 0) return;
+    for (let k = 0; k < 20 && !this.stderr.includes('mcplite: starting '); k++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    if (!this.stderr.includes('mcplite: starting ')) return;
+    while (!this.stderr.includes('mcplite: workers ready')) {
+      if (this.stderr.includes('mcplite: a worker could not define the tools')) throw new Error(this.stderr);
+      await new Promise((r) => setTimeout(r, 10));
+    }
   }
   async close() {
     this.proc.stdin.end();

@@ -71,8 +71,10 @@
 #' * warnings R gave while the script defined its tools (clients never show
 #'   them);
 #' * with `mcp_server(workers = n)`, workers that could not evaluate the
-#'   script (every call would fail); the workers evaluate it before the
-#'   server answers, so the check sees it without `calls`;
+#'   script (every call would fail), or had still not evaluated it after
+#'   the other checks and `timeout` more seconds; the server answers while its workers
+#'   evaluate the script and says on standard error when they have, which
+#'   the check waits for, so it sees a failure without `calls`;
 #' * lines on standard output that are not protocol messages;
 #' * processes the server started that were still running after it exited
 #'   (Unix-alikes; they are ended with the server's process group);
@@ -373,6 +375,13 @@ mcp_check <- function(script = NULL, env = NULL, calls = NULL, timeout = 30, com
           tool = name, version = if (length(f$versions) == 1) f$versions)
     }
   }
+  # With workers the server answers while they evaluate the script; it says
+  # on stderr when they have, or could not (report_startup_stderr()).
+  if (!check_workers_settled(client, timeout)) {
+    add("workers_not_ready",
+        sprintf("The workers had not evaluated the script when the check ended (it waited %s more seconds for them at the end); tool calls wait for them until they have.",
+                format(timeout)))
+  }
   out$stderr <- client$stderr()
   report_startup_stderr(out$stderr, add)
   report_leftovers(clients, add)
@@ -508,6 +517,22 @@ report_startup_stderr <- function(stderr, add) {
                 substring(failed[[1]], nchar(worker_failure_prefix) + 1L)))
   }
   invisible()
+}
+
+# Whether the server's workers, if it started any, have evaluated the script
+# or failed to (its line after the starting line, workers_started()), waiting
+# up to `timeout` seconds for that line. The starting line is
+# written before the server answers anything, so it is in by now: the check
+# has since started three more servers and had them all answer.
+check_workers_settled <- function(client, timeout) {
+  deadline <- Sys.time() + timeout
+  repeat {
+    lines <- client$stderr()
+    if (!any(grepl(workers_starting_pattern, lines))) return(TRUE)
+    if (any(startsWith(lines, workers_ready_prefix) | startsWith(lines, worker_failure_prefix))) return(TRUE)
+    if (Sys.time() > deadline || !client$is_alive()) return(FALSE)
+    Sys.sleep(0.02)
+  }
 }
 
 # The warnings in R's standard error output, one text each: the blocks R

@@ -94,7 +94,11 @@
 #' run side by side and are answered in the order they finish; `initialize`,
 #' `ping`, `tools/list` and `server/discover` are answered at once even while
 #' every worker is busy. `workers = n` starts `n` daemons on this machine when
-#' serving begins and stops them when it ends; `workers = "mirai"` uses the
+#' serving begins and stops them when it ends. The server answers at once
+#' while they start and evaluate the script: a call that comes before they
+#' are ready waits for them, and if the script fails on a worker, every
+#' call gets that error as its tool error (a line on standard error says
+#' when the workers are ready, or why they failed). `workers = "mirai"` uses the
 #' daemons the script set up itself with [mirai::daemons()], on this machine
 #' or others. mirai must be installed (it is only suggested by mcplite);
 #' asking for workers without it stops the script before it reads anything

@@ -78,6 +78,13 @@ workers_config <- function(workers, call = sys.call(-1), script = startup$script
 # the script (mcp_check() looks for it).
 worker_failure_prefix <- "mcplite: a worker could not define the tools: "
 
+# What the server says on stderr when it starts its workers, and once they
+# have all evaluated the script (or the failure line above): mcp_check()
+# waits for one of the two after the first.
+workers_starting_line <- "mcplite: starting %d worker%s; tool calls wait until they have evaluated the script."
+workers_starting_pattern <- "^mcplite: starting [0-9]+ workers?; "
+workers_ready_prefix <- "mcplite: workers ready: "
+
 # How long a cancelled call may go on ignoring the interrupt before the
 # daemon running it (one mcplite started) is killed and replaced.
 cancel_grace <- 2
@@ -202,19 +209,16 @@ workers_start <- function(config, dir) {
     profile <- if (is.null(config$profile)) "default" else config$profile
     state$cv <- tryCatch(mirai::nextget("cv", .compute = profile), error = function(e) NULL)
     preload <- workers_preload(config, min = max(1L, config$n))
+    # Daemons of the script may still be connecting: each loads the script
+    # before its first call if this has not reached it.
+    state$preload <- preload
+    state$starting <- own
     if (own) {
-      # Serve only once every worker has the tools; say on stderr if the
-      # script fails there (each call will then report it).
-      for (value in mirai::collect_mirai(preload)) {
-        if (!isTRUE(value)) {
-          message(worker_failure_prefix, worker_failure_text(value))
-          break
-        }
-      }
-    } else {
-      # Daemons of the script may still be connecting: each loads the script
-      # before its first call if this has not reached it.
-      state$preload <- preload
+      # Serving starts now; the workers evaluate the script meanwhile, and
+      # workers_wait() says on stderr when they have (workers_started()). A
+      # call that comes first waits in mirai's queue for a worker.
+      state$since <- Sys.time()
+      message(sprintf(workers_starting_line, config$n, if (config$n == 1L) "" else "s"))
     }
     state
   }, error = function(e) {
@@ -266,13 +270,15 @@ workers_replace <- function(state) {
 # reports (src/rust/src/relay.rs); this machine's name is added. Returns
 # TRUE, or the message of a tool error.
 workers_submit <- function(state, id, name, args, traceparent, progress = NULL) {
+  # The workers could not evaluate the script: no call can run there.
+  if (!is.null(state$failed)) return(state$failed)
   tryCatch({
     if (!is.null(progress)) progress <- c(progress, state$nodename)
     run <- state$run
     marker <- NULL
     if (!is.null(state$markers)) {
       state$seq <- state$seq + 1
-      marker <- file.path(state$markers, format(state$seq, scientific = FALSE))
+      marker <- file.path(state$markers, sprintf("%.0f", state$seq))
     }
     m <- mirai::mirai(
       .expr = run,
@@ -302,7 +308,30 @@ workers_wait <- function(state, ms) {
     workers_bell_rearm(state)
     done <- workers_poll(state)
   }
-  c(done, list(bell = !is.null(state$bell_aio), reaping = length(state$cancelled) > 0))
+  if (isTRUE(state$starting)) workers_started(state)
+  c(done, list(bell = !is.null(state$bell_aio), reaping = length(state$cancelled) > 0,
+               starting = isTRUE(state$starting)))
+}
+
+# Once every daemon of ours has evaluated the script (the server's
+# everywhere() at start), say so on stderr: ready, or the first failure. After
+# a failure every later call gets it as its tool error at once
+# (workers_submit()); calls already waiting get it from their worker.
+workers_started <- function(state) {
+  for (task in state$preload) if (mirai::unresolved(task)) return(invisible())
+  state$starting <- FALSE
+  for (task in state$preload) {
+    if (!isTRUE(task$data)) {
+      text <- worker_failure_text(task$data)
+      state$failed <- text
+      message(worker_failure_prefix, text)
+      return(invisible())
+    }
+  }
+  n <- length(state$preload)
+  message(sprintf("%s%d worker%s evaluated the script in %.1f s.", workers_ready_prefix, n,
+                  if (n == 1L) "" else "s", as.numeric(Sys.time() - state$since, units = "secs")))
+  invisible()
 }
 
 # The doorbell: a byte stream from the server's input reader (Rust listens
@@ -523,9 +552,7 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
     # Which process runs the call (pid and start time: the pid alone may be
     # another process's by the time it is read), and its R temporary
     # directory, while the call runs (see workers_reap()).
-    pid <- Sys.getpid()
-    tryCatch(writeLines(c(as.character(pid), rust_process_start(pid), tempdir()), marker),
-             error = function(e) NULL)
+    tryCatch(writeLines(worker_identity(), marker), error = function(e) NULL)
     on.exit(unlink(marker), add = TRUE)
   }
   worker_state$fresh <- NULL
@@ -559,6 +586,16 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
   # author, as for calls in its own process.
   if (isTRUE(rust_json_take_zeroed())) out$zeroed <- TRUE
   out
+}
+
+# What a call's marker says about this process: its pid, start time and R
+# temporary directory, which stay the same for its life (read once).
+worker_identity <- function() {
+  if (is.null(worker_state$identity)) {
+    pid <- Sys.getpid()
+    worker_state$identity <- c(as.character(pid), rust_process_start(pid), tempdir())
+  }
+  worker_state$identity
 }
 
 # A tool_result() whose `structured_content` the tool changed after its JSON

@@ -183,6 +183,32 @@ test_that("the Get started layout with workers is checked on the workers, with a
   expect_failure(expect_mcp_check(script, env = child_env()))
 })
 
+test_that("the check waits for the workers' line after their starting line", {
+  # A client whose stderr holds the first two lines at the first read (the
+  # starting line comes before any answer) and gains one at each read after.
+  fake <- function(lines, alive = TRUE) {
+    reads <- 0L
+    list(stderr = function() {
+      reads <<- reads + 1L
+      lines[seq_len(min(reads + 1L, length(lines)))]
+    }, is_alive = function() alive, reads = function() reads)
+  }
+  starting <- sprintf(workers_starting_line, 2L, "s")
+  ready <- paste0(workers_ready_prefix, "2 workers evaluated the script in 1.0 s.")
+  failed <- paste0(worker_failure_prefix, "The worker could not evaluate the server script s.R: no")
+  for (last in c(ready, failed)) {
+    client <- fake(c("R says hello", starting, "mcplite: something else", last))
+    expect_true(check_workers_settled(client, 60))
+    expect_identical(client$reads(), 3L)
+  }
+  # No workers: nothing to wait for.
+  client <- fake(c("R says hello"))
+  expect_true(check_workers_settled(client, 60))
+  expect_identical(client$reads(), 1L)
+  # The server exited before its workers were ready.
+  expect_false(check_workers_settled(fake(c(starting), alive = FALSE), 60))
+})
+
 test_that("warnings R gave while the script started are reported, and do not fail the check", {
   skip_on_cran()
   skip_if_no_mcplite_child()

@@ -349,6 +349,97 @@ test_that("a script that fails on the workers is reported at start and by every 
   expect_match(out$stderr, "mcplite: a worker could not define the tools: The worker could not evaluate", fixed = TRUE)
 })
 
+# A server with one worker whose evaluation of the script waits for the file
+# `go` in `dir` (it creates `evaluating` first), then stops with an error if
+# `fail`.
+gated_workers_server <- function(dir, fail = FALSE) {
+  skip_if_not_installed("mirai")
+  skip_if_no_mcplite_child()
+  gate <- sprintf(
+    "if (mirai::on_daemon()) { file.create('%s'); while (!file.exists('%s')) Sys.sleep(0.01)%s }",
+    file.path(dir, "evaluating"), file.path(dir, "go"),
+    if (fail) "; stop('no database on this worker')" else ""
+  )
+  mcp_start(c(
+    gate,
+    "add <- mcplite::tool(function(x, y) x + y, 'Add.', name = 'add',",
+    "  arguments = list(x = mcplite::type_number(), y = mcplite::type_number()))",
+    "mcplite::mcp_server(add, workers = 1)"
+  ))
+}
+
+# Wait until the server's stderr has a line starting with `prefix`.
+wait_stderr_line <- function(proc, prefix, timeout = 60) {
+  wait_until(function() {
+    any(startsWith(strsplit(mcp_stderr(proc), "\n", fixed = TRUE)[[1]], prefix)) || !proc$process$is_alive()
+  }, timeout)
+}
+
+test_that("the server answers while its workers evaluate the script; a call made meanwhile waits for them, answered once", {
+  dir <- barrier_dir()
+  proc <- gated_workers_server(dir)
+  on.exit(mcp_kill(proc), add = TRUE)
+  on.exit(file.create(file.path(dir, "go")), add = TRUE)
+  mcp_send(proc, initialize_line("2025-11-25"))
+  init <- mcp_read(proc, 1)[[1]]
+  expect_identical(init$result$protocolVersion, "2025-11-25")
+  mcp_send(proc, rpc(1, "tools/list"))
+  listed <- mcp_read(proc, 1)[[1]]
+  expect_identical(vapply(listed$result$tools, `[[`, "", "name"), "add")
+  # The worker is evaluating the script, and cannot finish until `go`
+  # exists: the answers above came before the workers were ready.
+  expect_true(wait_until(function() file.exists(file.path(dir, "evaluating"))))
+  expect_false(file.exists(file.path(dir, "go")))
+  stderr <- strsplit(mcp_stderr(proc), "\n", fixed = TRUE)[[1]]
+  expect_true("mcplite: starting 1 worker; tool calls wait until they have evaluated the script." %in% stderr)
+  expect_false(any(startsWith(stderr, "mcplite: workers ready")))
+  mcp_send(proc, legacy_call(2, "add", '{"x":1,"y":2}'))
+  file.create(file.path(dir, "go"))
+  answer <- mcp_read(proc, 1)[[1]]
+  expect_equal(answer$id, 2)
+  expect_false(isTRUE(answer$result$isError))
+  expect_identical(first_text(answer), "3")
+  expect_true(wait_stderr_line(proc, "mcplite: workers ready: 1 worker evaluated the script in "))
+  mcp_send(proc, legacy_call(3, "add", '{"x":2,"y":2}'))
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "4")
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  # Nothing more: each request was answered once.
+  expect_length(out$responses, 0)
+  mcp_validate(list(answer), "2025-11-25", "CallToolResult")
+})
+
+test_that("workers that fail to evaluate the script give the calls waiting for them, and every later call, the error", {
+  dir <- barrier_dir()
+  proc <- gated_workers_server(dir, fail = TRUE)
+  on.exit(mcp_kill(proc), add = TRUE)
+  on.exit(file.create(file.path(dir, "go")), add = TRUE)
+  mcp_send(proc, initialize_line("2025-11-25"))
+  expect_identical(mcp_read(proc, 1)[[1]]$result$protocolVersion, "2025-11-25")
+  expect_true(wait_until(function() file.exists(file.path(dir, "evaluating"))))
+  mcp_send(proc, legacy_call(1, "add", '{"x":1,"y":2}'))
+  mcp_send(proc, legacy_call(2, "add", '{"x":1,"y":2}'))
+  file.create(file.path(dir, "go"))
+  waited <- mcp_read(proc, 2)
+  expect_true(wait_stderr_line(proc, "mcplite: a worker could not define the tools: "))
+  mcp_send(proc, legacy_call(3, "add", '{"x":1,"y":2}'))
+  later <- mcp_read(proc, 1)
+  for (answer in c(waited, later)) {
+    expect_true(answer$result$isError, info = answer$id)
+    expect_match(first_text(answer), "The worker could not evaluate the server script ", fixed = TRUE, info = answer$id)
+    expect_match(first_text(answer), "no database on this worker", fixed = TRUE, info = answer$id)
+  }
+  expect_setequal(ids_of(c(waited, later)), c("1", "2", "3"))
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  expect_length(out$responses, 0)
+  stderr <- strsplit(out$stderr, "\n", fixed = TRUE)[[1]]
+  failed <- stderr[startsWith(stderr, "mcplite: a worker could not define the tools: ")]
+  expect_length(failed, 1)
+  expect_match(failed, "no database on this worker", fixed = TRUE)
+  expect_false(any(startsWith(stderr, "mcplite: workers ready")))
+})
+
 # A server with one worker, past the 2025-11-25 handshake.
 legacy_worker <- function() {
   proc <- workers_server("1")

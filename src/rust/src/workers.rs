@@ -80,6 +80,9 @@ pub struct WorkerHost {
     failed: VecDeque<(TaskId, Finished<Sx>)>,
     /// Whether R has cancelled calls whose grace has not run out.
     reaping: bool,
+    /// Whether the daemons of ours are still evaluating the script (R says
+    /// on stderr when they are done, from a wait: serving keeps waiting).
+    starting: bool,
     /// Whether the queue is full (said once on stderr each time it fills).
     full: bool,
     next: TaskId,
@@ -128,6 +131,7 @@ impl WorkerHost {
             queued_bytes: 0,
             failed: VecDeque::new(),
             reaping: false,
+            starting: starting_of(&state),
             full: false,
             next: 0,
             stopped: false,
@@ -196,6 +200,7 @@ impl WorkerHost {
             self.bell_ok = false;
         }
         self.reaping = field(&sx, "reaping").and_then(|b| flag1(&b)) == Some(true);
+        self.starting = field(&sx, "starting").and_then(|b| flag1(&b)) == Some(true);
         let id = field(&sx, "id").and_then(|i| string1(&i))?;
         let outcome = field(&sx, "outcome").map(|o| o.robj()).unwrap_or_else(|| ().into());
         let task: TaskId = id.parse().ok()?;
@@ -268,6 +273,12 @@ impl WorkerHost {
             }
         }
     }
+}
+
+/// Whether the state R made says the workers are still starting.
+fn starting_of(state: &Robj) -> bool {
+    let value = state.as_environment().and_then(|env| env.local(sym!(starting)).ok());
+    value.is_some_and(|v| flag1(&Sx::borrowed(&v)) == Some(true))
 }
 
 /// How many calls at once the workers take: `slots` of the state R made
@@ -345,7 +356,9 @@ impl ToolHost for WorkerHost {
     }
 
     fn has_timers(&self) -> bool {
-        self.reaping
+        // While the workers start, serving keeps waiting on them, so the line
+        // that says they are ready (or failed) comes without a call.
+        self.reaping || self.starting
     }
 
     fn input_waker(&mut self) -> Option<InputWaker> {

@@ -156,6 +156,7 @@ pub const REPORTED_RULES: &[Rule] = &[
     rule("number_sent_as_zero", W, "Put options(mcplite.json.digits = NA) (every digit) or I(n) (n significant digits) at the top of the script."),
     rule("progress_not_increasing", W, "Report values that grow with each call of mcp_progress() (items done, percent, seconds)."),
     rule("workers_failed", E, "Make the script run on a worker too: find files next to it with script_file(), and guard what must run only in the server with `if (!mirai::on_daemon())`."),
+    rule("workers_not_ready", W, "Do less when the script starts on a worker (load data inside the tools that need it, or guard it with `if (!mirai::on_daemon())`), or give mcp_check() a larger `timeout` if it must take longer."),
     rule("background_processes", W, "End background processes before the server exits (for example with tools::pskill() in on.exit()), or give them no inherited standard output."),
 ];
 

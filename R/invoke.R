@@ -23,6 +23,37 @@ invoke_tool <- function(fun, args, name) {
   )
 }
 
+# invoke_tool() for a server that runs its tools in this process (the host
+# in src/rust/src/host.rs), at a fraction of its cost: no tryCatch() per call
+# (its R closures took about half of a trivial call). An error or interrupt
+# hands its message to the host (rust_tool_failed()), then ends the call
+# through R's top-level "abort" restart, which returns to the host's
+# R_tryEval() without printing anything; the host answers the message. The
+# last restart is the top-level one: a tool's own "abort" restart is skipped.
+# Workers and live sessions keep invoke_tool(), whose list they pass on.
+serve_tool <- function(fun, args, name) {
+  withCallingHandlers(
+    list(ok = TRUE, value = as_tool_value(tool_closure(fun, args))),
+    warning = function(w) {
+      cat(sprintf("Warning in tool %s: %s\n", name, condition_text(w, name)),
+          file = stderr())
+      invokeRestart("muffleWarning")
+    },
+    message = function(m) {
+      cat(condition_text(m, name, trim = FALSE), file = stderr())
+      invokeRestart("muffleMessage")
+    },
+    error = function(e) abort_tool(condition_text(e, name)),
+    interrupt = function(e) abort_tool(sprintf("Tool %s was interrupted.", name))
+  )
+}
+
+abort_tool <- function(message) {
+  rust_tool_failed(message)
+  restarts <- computeRestarts()
+  invokeRestart(restarts[[length(restarts)]])
+}
+
 # The tool's own function. In the server process, a cancellation of the call
 # interrupts this and nothing else (not the conversion of its value, nor any
 # other R code of the server's): see host::closure_scope in the glue.
@@ -72,7 +103,7 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers 
   }
   out <- rust_serve(list(
     specs = specs, instructions = instructions, json_opts = json_opts,
-    invoke = invoke_tool, info = info, helpers = json_helpers(),
+    invoke = serve_tool, info = info, helpers = json_helpers(),
     on_start = otel_on_start, workers = workers, session = session
   ))
   if (!is.null(out[["error"]])) {

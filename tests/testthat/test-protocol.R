@@ -377,6 +377,59 @@ test_that("tool errors, warnings and messages: contained results, diagnostics on
   }
 })
 
+test_that("a failing tool is answered with its own message whatever restarts and handlers it sets up", {
+  skip_if_no_mcplite_child()
+  # The server ends a failed call through R's top-level restart (serve_tool()
+  # in R/invoke.R): a tool's own "abort" restart, its calling handlers and
+  # its exiting handlers never change what the call answers.
+  server <- paste(
+    "tools <- list(",
+    "  mcplite::tool(function() withRestarts(stop('inner failure'), abort = function() 'recovered by the tool'),",
+    "                name = 'own_abort', description = 'Fails under its own abort restart.'),",
+    "  mcplite::tool(function() withCallingHandlers(stop('handled failure'), error = function(e) NULL),",
+    "                name = 'own_handler', description = 'Fails under its own calling handler.'),",
+    "  mcplite::tool(function() tryCatch(stop('caught'), error = function(e) 'caught by the tool'),",
+    "                name = 'own_catch', description = 'Catches its own error.'),",
+    "  mcplite::tool(function() stop(structure(class = c('my_error', 'error', 'condition'),",
+    "                                          list(message = 'classed failure', call = NULL))),",
+    "                name = 'classed', description = 'Fails with a classed condition.'),",
+    "  mcplite::tool(function() { warning('first a warning'); stop('then an error') },",
+    "                name = 'warn_then_fail', description = 'Warns, then fails.'),",
+    "  mcplite::tool(function(x) x + 1, name = 'inc', description = 'Adds one.',",
+    "                arguments = list(x = mcplite::type_number('A number.')))",
+    ")",
+    "mcplite::mcp_server(tools)",
+    sep = "\n"
+  )
+  names <- c("own_abort", "inc", "own_handler", "own_catch", "inc", "classed", "warn_then_fail", "inc")
+  lines <- c(initialize_line("2025-06-18"), vapply(seq_along(names), function(i) {
+    legacy_call(i, names[[i]], if (names[[i]] == "inc") sprintf('{"x":%d}', i) else "{}")
+  }, ""))
+  out <- mcp_exchange(lines, server = server)
+  r <- out$responses
+  mcp_validate(r, "2025-06-18")
+  expect_identical(out$status, 0L)
+  expect_length(r, length(names) + 1L)
+  failed <- c(own_abort = "inner failure", own_handler = "handled failure",
+              classed = "classed failure", warn_then_fail = "then an error")
+  for (i in seq_along(names)) {
+    answer <- mcp_by_id(r, i)
+    if (names[[i]] == "inc") {
+      expect_identical(first_text(answer), as.character(i + 1L), info = names[[i]])
+    } else if (names[[i]] == "own_catch") {
+      expect_identical(first_text(answer), "caught by the tool")
+      expect_false(isTRUE(answer$result$isError))
+    } else {
+      expect_true(isTRUE(answer$result$isError), info = names[[i]])
+      expect_identical(first_text(answer), failed[[names[[i]]]], info = names[[i]])
+      expect_match(out$stderr, sprintf("mcplite: tool %s failed: %s", names[[i]], failed[[names[[i]]]]), fixed = TRUE)
+    }
+  }
+  expect_match(out$stderr, "Warning in tool warn_then_fail: first a warning", fixed = TRUE)
+  # R prints no error of its own (R_tryEval would, for an error no handler took).
+  expect_false(grepl("Error", out$stderr, fixed = TRUE))
+})
+
 # ---- issue 15: initialize and _meta checks, isError and listChanged -----------
 
 init_with <- function(id, params) rpc(id, "initialize", params)

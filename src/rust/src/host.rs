@@ -137,6 +137,18 @@ pub fn read_outcome(outcome: Robj, name: &str) -> Finished<Sx> {
     }
 }
 
+/// The message of the tool call in this process that failed, from
+/// `serve_tool()` (R/invoke.R), which then ends the call through R's
+/// top-level restart: `R_tryEval` fails, and this is the answer's message.
+/// Global because it comes through `.Call` (`rust_tool_failed()`).
+static FAILED: Mutex<Option<String>> = Mutex::new(None);
+
+/// `rust_tool_failed()`: see [`FAILED`].
+pub fn tool_failed(message: Robj) {
+    let message = string1(&Sx::owned(message));
+    *lock(&FAILED) = Some(message.unwrap_or_default());
+}
+
 /// A call's arguments as the R list the tool function is called with; a tool
 /// error when R cannot hold them.
 pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<Robj, Finished<Sx>> {
@@ -177,14 +189,18 @@ impl ToolHost for RHost {
         };
         self.owed.mark_running(Some(&cx.id));
         *lock(&PROGRESS) = cx.progress.map(|r| (r, name.to_string()));
+        lock(&FAILED).take();
         let outcome = ffi::call_for_tool(&self.invoker, &[&tool.fun.0, &args, &name_r]);
+        // A nested server's calls took their own message before returning.
+        let failed = lock(&FAILED).take();
         *lock(&PROGRESS) = None;
         self.owed.mark_running(None);
         platform::flush_c_streams();
-        Started::Done(match outcome {
-            Ok(outcome) => read_outcome(outcome, name),
-            Err(RFailure::Interrupted) => Finished::Failed(format!("Tool {name} was interrupted.")),
-            Err(RFailure::Error(e)) => Finished::Failed(format!("Tool {name} failed: {e}")),
+        Started::Done(match (outcome, failed) {
+            (Ok(outcome), _) => read_outcome(outcome, name),
+            (Err(RFailure::Interrupted), _) => Finished::Failed(format!("Tool {name} was interrupted.")),
+            (Err(RFailure::Error(_)), Some(message)) => Finished::Failed(message),
+            (Err(RFailure::Error(e)), None) => Finished::Failed(format!("Tool {name} failed: {e}")),
         })
     }
 }

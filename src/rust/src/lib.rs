@@ -224,6 +224,14 @@ fn rust_closure_scope(enter: bool) {
     host::closure_scope(enter);
 }
 
+/// `serve_tool()` (R/invoke.R): the call running now failed with this
+/// message; it ends next, through R's top-level restart (see `host::tool_failed`).
+/// @noRd
+#[extendr]
+fn rust_tool_failed(message: Robj) {
+    host::tool_failed(message);
+}
+
 /// `mcp_session()`: serve tools from this interactive session
 /// (`list(value = info, error)`).
 /// @noRd
@@ -449,6 +457,7 @@ extendr_module! {
     fn rust_worker_progress_begin;
     fn rust_worker_progress_end;
     fn rust_closure_scope;
+    fn rust_tool_failed;
     fn rust_session_start;
     fn rust_session_next;
     fn rust_session_run;

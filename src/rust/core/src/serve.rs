@@ -21,7 +21,7 @@ use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Write};
-use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -77,67 +77,124 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
 /// alone.
 pub const READ_AHEAD_BYTES: usize = 16 << 20;
 
-/// The bytes of the lines read ahead and not yet taken, shared by the
-/// reader (which waits while they exceed [`READ_AHEAD_BYTES`]) and the
-/// handler (which takes lines, or is gone).
+/// The lines read ahead and not yet taken, between the reader thread and
+/// the handler. Each side wakes the other only when it waits: under load,
+/// lines pass without a system call each (a channel woke the handler, and a
+/// full one the reader, once per line). The reader waits while [`READ_AHEAD`]
+/// lines or [`READ_AHEAD_BYTES`] are held, and is woken once half are taken.
 #[derive(Default)]
-struct Budget {
-    state: Mutex<(usize, bool)>,
-    freed: std::sync::Condvar,
+struct Queue {
+    state: Mutex<Held>,
+    to_handler: std::sync::Condvar,
+    to_reader: std::sync::Condvar,
 }
 
-impl Budget {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+#[derive(Default)]
+struct Held {
+    items: std::collections::VecDeque<(usize, io::Result<Incoming>)>,
+    bytes: usize,
+    /// The reader has stopped: nothing more comes once `items` are taken.
+    ended: bool,
+    handler_gone: bool,
+    handler_waiting: bool,
+    reader_waiting: bool,
+}
+
+impl Held {
+    fn full_for(&self, n: usize) -> bool {
+        !self.items.is_empty() && (self.items.len() >= READ_AHEAD || self.bytes + n > READ_AHEAD_BYTES)
+    }
+
+    /// Room enough that a waiting reader should go on.
+    fn drained(&self) -> bool {
+        self.items.is_empty() || (self.items.len() <= READ_AHEAD / 2 && self.bytes <= READ_AHEAD_BYTES / 2)
+    }
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reader: wait until `n` more bytes fit (always, when nothing is held);
-    /// false once the handler is gone.
-    fn take(&self, n: usize) -> bool {
+    /// Reader: hand over a line of `n` bytes (waiting for room); false once
+    /// the handler is gone.
+    fn push(&self, n: usize, item: io::Result<Incoming>) -> bool {
         let mut g = self.lock();
-        while !g.1 && g.0 > 0 && g.0 + n > READ_AHEAD_BYTES {
-            g = self.freed.wait(g).unwrap_or_else(|e| e.into_inner());
+        while !g.handler_gone && g.full_for(n) {
+            g.reader_waiting = true;
+            g = self.to_reader.wait(g).unwrap_or_else(|e| e.into_inner());
         }
-        g.0 += n;
-        !g.1
+        g.reader_waiting = false;
+        if g.handler_gone {
+            return false;
+        }
+        g.items.push_back((n, item));
+        g.bytes += n;
+        if g.handler_waiting {
+            self.to_handler.notify_one();
+        }
+        true
     }
 
-    fn give(&self, n: usize) {
+    /// Reader: nothing more comes.
+    fn end(&self) {
         let mut g = self.lock();
-        g.0 = g.0.saturating_sub(n);
-        self.freed.notify_all();
+        g.ended = true;
+        if g.handler_waiting {
+            self.to_handler.notify_one();
+        }
     }
 
-    fn close(&self) {
-        self.lock().1 = true;
-        self.freed.notify_all();
+    fn pop(&self, g: &mut Held) -> Option<io::Result<Incoming>> {
+        let (n, item) = g.items.pop_front()?;
+        g.bytes = g.bytes.saturating_sub(n);
+        if g.reader_waiting && g.drained() {
+            self.to_reader.notify_one();
+        }
+        Some(item)
     }
 }
 
-/// The handler's end of the reader thread's channel.
+/// The handler's end of the reader thread's queue.
 struct Lines {
-    rx: mpsc::Receiver<(usize, io::Result<Incoming>)>,
-    budget: Arc<Budget>,
+    queue: Arc<Queue>,
 }
 
 impl Lines {
-    fn took(&self, (n, item): (usize, io::Result<Incoming>)) -> io::Result<Incoming> {
-        self.budget.give(n);
-        item
-    }
-
     fn try_recv(&self) -> Result<io::Result<Incoming>, TryRecvError> {
-        self.rx.try_recv().map(|x| self.took(x))
+        let mut g = self.queue.lock();
+        match self.queue.pop(&mut g) {
+            Some(item) => Ok(item),
+            None if g.ended => Err(TryRecvError::Disconnected),
+            None => Err(TryRecvError::Empty),
+        }
     }
 
     fn recv_timeout(&self, wait: Duration) -> Result<io::Result<Incoming>, RecvTimeoutError> {
-        self.rx.recv_timeout(wait).map(|x| self.took(x))
+        let deadline = Instant::now() + wait;
+        let mut g = self.queue.lock();
+        loop {
+            if let Some(item) = self.queue.pop(&mut g) {
+                return Ok(item);
+            }
+            if g.ended {
+                return Err(RecvTimeoutError::Disconnected);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            g.handler_waiting = true;
+            g = self.queue.to_handler.wait_timeout(g, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+            g.handler_waiting = false;
+        }
     }
 }
 
 impl Drop for Lines {
     fn drop(&mut self) {
-        self.budget.close();
+        self.queue.lock().handler_gone = true;
+        self.queue.to_reader.notify_all();
     }
 }
 
@@ -173,9 +230,8 @@ fn spawn_reader<R: BufRead + Send + 'static>(
     current: Current,
     canceller: Option<Canceller>,
 ) -> io::Result<Lines> {
-    let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<Incoming>)>(READ_AHEAD);
-    let budget = Arc::new(Budget::default());
-    let reader_budget = Arc::clone(&budget);
+    let queue = Arc::new(Queue::default());
+    let reader_queue = Arc::clone(&queue);
     std::thread::Builder::new().name("mcplite-stdin".into()).spawn(move || {
         let wake = || {
             if let Some(w) = &waker {
@@ -198,17 +254,17 @@ fn spawn_reader<R: BufRead + Send + 'static>(
                 }
             }
             let stop = item.is_err();
-            let sent = reader_budget.take(n) && tx.send((n, item)).is_ok();
+            let sent = reader_queue.push(n, item);
             wake();
             if !sent || stop {
                 break;
             }
         }
-        // The end of input is news too: the channel disconnects now.
-        drop(tx);
+        // The end of input is news too.
+        reader_queue.end();
         wake();
     })?;
-    Ok(Lines { rx, budget })
+    Ok(Lines { queue })
 }
 
 /// The notification a server whose tools changed sends (no params).

@@ -12,8 +12,8 @@
 
 use crate::dispatch::TaskId;
 use crate::dispatch::{
-    stopped_message, Answer, Canceller, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped,
-    ToolHost,
+    stopped_message, Answer, Canceller, Facts, Finished, InputWaker, LoopWaker, Pending, Reply, Server, StopRequests,
+    StopSource, Stopped, ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::progress::{lock_output, Output, Progress};
@@ -28,7 +28,10 @@ use std::time::{Duration, Instant};
 /// How many lines the reader thread may read ahead of the handler.
 pub const READ_AHEAD: usize = 1024;
 
-/// How often an idle server asks its host whether it was asked to stop.
+/// How often serving looks at the stop requests and the host while it waits
+/// on something that cannot wake it: a call running on a host that waits
+/// in its own poll, or a stop source that cannot wake it (see
+/// [`StopSource::watch`]). Otherwise an idle server waits with no timeout.
 const IDLE_TICK: Duration = Duration::from_millis(50);
 
 /// How long serving may take to wind down (at end of input or when asked to
@@ -114,24 +117,63 @@ impl Budget {
     }
 }
 
+/// What the serve loop waits for, in one channel: the reader's lines (with
+/// their bytes) and end of input, and wake-ups from the host and the stop
+/// source ([`LoopWaker`]), so that an idle loop waits there with no timeout.
+enum Item {
+    Line(usize, io::Result<Incoming>),
+    /// Input ended (the channel itself stays open while wakers live).
+    End,
+    /// Something else may have news: look at the stop requests and the host.
+    Wake,
+}
+
+/// What the handler takes from the channel.
+enum Next {
+    Line(io::Result<Incoming>),
+    End,
+    Wake,
+}
+
 /// The handler's end of the reader thread's channel.
 struct Lines {
-    rx: mpsc::Receiver<(usize, io::Result<Incoming>)>,
+    rx: mpsc::Receiver<Item>,
+    /// For wakers: they send [`Item::Wake`] here.
+    tx: mpsc::SyncSender<Item>,
     budget: Arc<Budget>,
 }
 
 impl Lines {
-    fn took(&self, (n, item): (usize, io::Result<Incoming>)) -> io::Result<Incoming> {
-        self.budget.give(n);
-        item
+    fn took(&self, item: Item) -> Next {
+        match item {
+            Item::Line(n, line) => {
+                self.budget.give(n);
+                Next::Line(line)
+            }
+            Item::End => Next::End,
+            Item::Wake => Next::Wake,
+        }
     }
 
-    fn try_recv(&self) -> Result<io::Result<Incoming>, TryRecvError> {
+    fn try_recv(&self) -> Result<Next, TryRecvError> {
         self.rx.try_recv().map(|x| self.took(x))
     }
 
-    fn recv_timeout(&self, wait: Duration) -> Result<io::Result<Incoming>, RecvTimeoutError> {
-        self.rx.recv_timeout(wait).map(|x| self.took(x))
+    /// Wait for the next item, at most `wait` (`None`: as long as it takes).
+    fn recv(&self, wait: Option<Duration>) -> Result<Next, RecvTimeoutError> {
+        match wait {
+            Some(wait) => self.rx.recv_timeout(wait).map(|x| self.took(x)),
+            None => self.rx.recv().map(|x| self.took(x)).map_err(|_| RecvTimeoutError::Disconnected),
+        }
+    }
+
+    /// Something that wakes the loop waiting in [`Lines::recv`]. It never
+    /// blocks: a full channel already has items for the loop to take.
+    fn waker(&self) -> LoopWaker {
+        let tx = Mutex::new(self.tx.clone());
+        Arc::new(move || {
+            let _ = tx.lock().unwrap_or_else(|e| e.into_inner()).try_send(Item::Wake);
+        })
     }
 }
 
@@ -173,7 +215,8 @@ fn spawn_reader<R: BufRead + Send + 'static>(
     current: Current,
     canceller: Option<Canceller>,
 ) -> io::Result<Lines> {
-    let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<Incoming>)>(READ_AHEAD);
+    let (tx, rx) = mpsc::sync_channel::<Item>(READ_AHEAD);
+    let wake_tx = tx.clone();
     let budget = Arc::new(Budget::default());
     let reader_budget = Arc::clone(&budget);
     std::thread::Builder::new().name("mcplite-stdin".into()).spawn(move || {
@@ -198,17 +241,19 @@ fn spawn_reader<R: BufRead + Send + 'static>(
                 }
             }
             let stop = item.is_err();
-            let sent = reader_budget.take(n) && tx.send((n, item)).is_ok();
+            let sent = reader_budget.take(n) && tx.send(Item::Line(n, item)).is_ok();
             wake();
             if !sent || stop {
                 break;
             }
         }
-        // The end of input is news too: the channel disconnects now.
+        // The end of input is news too (wakers keep the channel open, so it
+        // is said; a handler that is gone no longer takes it).
+        let _ = tx.send(Item::End);
         drop(tx);
         wake();
     })?;
-    Ok(Lines { rx, budget })
+    Ok(Lines { rx, tx: wake_tx, budget })
 }
 
 /// The notification a server whose tools changed sends (no params).
@@ -469,13 +514,15 @@ fn waiting_line(running: usize) -> String {
 }
 
 /// Serve until end of input (or until the output closes or the host stops).
-/// `stop_requests` counts the requests to stop since serving began.
+/// `stops` counts the requests to stop since serving began (a plain
+/// `Fn() -> StopRequests` will do; one that can wake serving lets an idle
+/// server wait with no timeout).
 pub fn serve<R, W, H>(
     input: R,
     output: &mut W,
     server: &mut Server<H::Fun>,
     host: &mut H,
-    stop_requests: &dyn Fn() -> StopRequests,
+    stops: &dyn StopSource,
     telemetry: &mut Telemetry,
 ) -> io::Result<Ending>
 where
@@ -489,7 +536,7 @@ where
         let sender = std::thread::Builder::new()
             .name("mcplite-progress".into())
             .spawn_scoped(scope, || crate::progress::run_sender(&progress, &out))?;
-        let ending = serve_session(input, Session::new(&out, progress.clone(), server, host, telemetry), stop_requests);
+        let ending = serve_session(input, Session::new(&out, progress.clone(), server, host, telemetry), stops);
         progress.stop();
         let _ = sender.join();
         ending
@@ -499,7 +546,7 @@ where
 fn serve_session<R, W, H>(
     input: R,
     mut s: Session<'_, W, H>,
-    stop_requests: &dyn Fn() -> StopRequests,
+    stops: &dyn StopSource,
 ) -> io::Result<Ending>
 where
     R: BufRead + Send + 'static,
@@ -509,6 +556,13 @@ where
     let waker = s.host.input_waker();
     let canceller = s.host.canceller();
     let rx = spawn_reader(input, s.cancelled.clone(), s.progress.clone(), waker, s.current.clone(), canceller)?;
+    // Waiting with no timeout needs every input to wake the loop: lines
+    // (the reader), the host's news (it calls the waker if it has any from
+    // elsewhere) and stop requests (the watch, kept while serving).
+    s.host.loop_waker(rx.waker());
+    let watch = stops.watch(rx.waker());
+    let idle_wait = if watch.is_some() { None } else { Some(IDLE_TICK) };
+    let stop_requests = || stops.requests();
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
     loop {
@@ -539,8 +593,12 @@ where
             // run while the grace lasts and no request to terminate came).
             phase = Phase::winding_down(Ending::Stopped, requests);
             let Phase::WindingDown { since, .. } = phase else { continue };
-            while let Ok(item) = rx.try_recv() {
-                let Ok(item) = item else { break };
+            while let Ok(next) = rx.try_recv() {
+                let item = match next {
+                    Next::Line(Ok(item)) => item,
+                    Next::Wake => continue,
+                    Next::Line(Err(_)) | Next::End => break,
+                };
                 s.refuse_calls = stop_requests().terminate > requests.terminate || since.elapsed() > END_GRACE;
                 s.process(item);
             }
@@ -567,16 +625,19 @@ where
             // news, so serving waits there (bounded, to look at stop
             // requests) rather than here.
             match rx.try_recv() {
-                Ok(item) => {
+                Ok(Next::Line(item)) => {
                     s.process(item?);
                     // One answer that is ready per line read, so a flood of
                     // input cannot hold answers back.
                     s.poll(Duration::ZERO);
                 }
+                Ok(Next::Wake) => {}
                 Err(TryRecvError::Empty) => {
                     s.poll(IDLE_TICK);
                 }
-                Err(TryRecvError::Disconnected) => phase = Phase::winding_down(Ending::EndOfInput, requests),
+                Ok(Next::End) | Err(TryRecvError::Disconnected) => {
+                    phase = Phase::winding_down(Ending::EndOfInput, requests)
+                }
             }
             continue;
         }
@@ -585,18 +646,23 @@ where
             look = WORKER_LOOK_MIN;
             continue;
         }
-        let wait = if watching { look } else { IDLE_TICK };
-        match rx.recv_timeout(wait) {
-            Ok(item) => {
+        // Idle: wait for the next line or wake-up, with no timeout when
+        // every input can wake the loop.
+        let wait = if watching { Some(look) } else { idle_wait };
+        match rx.recv(wait) {
+            Ok(Next::Line(item)) => {
                 s.process(item?);
                 look = WORKER_LOOK_MIN;
             }
+            Ok(Next::Wake) => {}
             Err(RecvTimeoutError::Timeout) => {
                 if watching {
                     look = (look * 2).min(WORKER_LOOK_MAX);
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => phase = Phase::winding_down(Ending::EndOfInput, requests),
+            Ok(Next::End) | Err(RecvTimeoutError::Disconnected) => {
+                phase = Phase::winding_down(Ending::EndOfInput, requests)
+            }
         }
     }
 }

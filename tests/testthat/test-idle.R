@@ -37,7 +37,7 @@ ours <- function(switches, pid) {
 # before) is switched in many times while they run, one that waits on its
 # inputs never, however long they take.
 test_own_work <- function(n = 4) {
-  for (i in seq_len(n)) system2(mcp_rscript(), c("--vanilla", "-e", "invisible(NULL)"), stdout = FALSE)
+  for (i in seq_len(n)) processx::run(mcp_rscript(), c("--vanilla", "-e", "invisible(NULL)"))
 }
 
 expect_idle_server_quiet <- function(proc) {

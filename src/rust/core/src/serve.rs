@@ -543,11 +543,7 @@ where
     })
 }
 
-fn serve_session<R, W, H>(
-    input: R,
-    mut s: Session<'_, W, H>,
-    stops: &dyn StopSource,
-) -> io::Result<Ending>
+fn serve_session<R, W, H>(input: R, mut s: Session<'_, W, H>, stops: &dyn StopSource) -> io::Result<Ending>
 where
     R: BufRead + Send + 'static,
     W: Write,

@@ -528,7 +528,9 @@ fn an_idle_server_waits_on_its_inputs_without_looking() {
         let looks = host.idle_looks.clone();
         let mut server = server(&["echo"]);
         let input: String = (1..=lines)
-            .map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo",{M}}}}}"#) + "\n")
+            .map(|id| {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo",{M}}}}}"#) + "\n"
+            })
             .collect();
         let (input, release) = OpenInput::new(input.into_bytes(), &mut host);
         let text = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));

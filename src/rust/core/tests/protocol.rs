@@ -455,7 +455,6 @@ impl std::io::Read for OpenInput {
 
 #[test]
 fn watching_a_long_worker_call_costs_few_looks() {
-    use std::time::Duration;
     let mut host = TestHost::default();
     let mut server = server(&["timed_echo", "echo"]);
     let lines = format!(

@@ -226,8 +226,15 @@ fn stop_signal_checks(c: &mut Checks) {
     };
     c.check(platform::StopSignals::install().is_err(), "stop signals are caught once at a time");
     c.check(platform::stop_requests() == (0, 0), "no stop request at first");
+    let (woke_tx, woke) = std::sync::mpsc::channel();
+    let watch = platform::watch_stop_requests(Box::new(move || {
+        let _ = woke_tx.send(());
+    }));
+    c.check(watch.is_ok(), "stop requests can be watched");
     unsafe { libc::raise(libc::SIGTERM) };
     c.check(platform::stop_requests() == (1, 1) && interrupts() == 0, "SIGTERM is a request to terminate, not an interrupt");
+    c.check(woke.recv_timeout(std::time::Duration::from_secs(10)).is_ok(), "a stop request wakes its watcher (the stop bell)");
+    drop(watch);
     unsafe { libc::raise(libc::SIGINT) };
     unsafe { libc::raise(libc::SIGHUP) };
     c.check(
@@ -281,6 +288,10 @@ fn stop_signal_checks(c: &mut Checks) {
         Ok(signals) => {
             c.check(platform::StopSignals::install().is_err(), "stop signals are caught once at a time");
             c.check(platform::stop_requests() == (0, 0), "no stop request at first");
+            let watch = platform::watch_stop_requests(Box::new(|| {}));
+            c.check(watch.is_ok(), "stop requests can be watched");
+            // Dropping it wakes its thread and waits for it to end.
+            drop(watch);
             c.check(!platform::ForTool::enter().leave(), "a tool with no Ctrl-C hands nothing to R");
             let r_thread = platform::RThread::current();
             platform::closure_enter();

@@ -57,11 +57,21 @@ impl Drop for Traced {
     }
 }
 
-/// The stop requests the signal handlers counted, as the service layer reads
-/// them (an input of `serve()` of its own, whichever host runs the tools).
-fn stop_requests() -> mcplite_core::dispatch::StopRequests {
-    let (any, terminate) = crate::platform::stop_requests();
-    mcplite_core::dispatch::StopRequests { any, terminate }
+/// The stop requests the signal handlers count, as the service layer reads
+/// them (an input of `serve()` of its own, whichever host runs the tools),
+/// waking it when one arrives (so an idle server needs no timer).
+struct SignalStops;
+
+impl mcplite_core::dispatch::StopSource for SignalStops {
+    fn requests(&self) -> mcplite_core::dispatch::StopRequests {
+        let (any, terminate) = crate::platform::stop_requests();
+        mcplite_core::dispatch::StopRequests { any, terminate }
+    }
+
+    fn watch(&self, wake: mcplite_core::dispatch::LoopWaker) -> Option<Box<dyn std::any::Any>> {
+        let watch = crate::platform::watch_stop_requests(Box::new(move || wake())).ok()?;
+        Some(Box::new(watch))
+    }
 }
 
 /// The formal argument names R put in the spec (`formals`: a character
@@ -211,10 +221,10 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     let mut output = protocol_output().map_err(|e| format!("cannot write standard output: {e}"))?;
     let input = BufReader::with_capacity(1 << 16, input);
     let ending = if let Some(host) = session_host.as_mut() {
-        serve(input, &mut output, &mut server, host, &stop_requests, &mut traced.telemetry)
+        serve(input, &mut output, &mut server, host, &SignalStops, &mut traced.telemetry)
     } else if workers.is_null() {
         let mut host = RHost { invoker, owed: server.owed() };
-        serve(input, &mut output, &mut server, &mut host, &stop_requests, &mut traced.telemetry)
+        serve(input, &mut output, &mut server, &mut host, &SignalStops, &mut traced.telemetry)
     } else {
         // Daemons start only now, with the guard in place: they inherit a
         // null standard input and standard error as their standard output,
@@ -223,7 +233,7 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
         match WorkerHost::start(&workers) {
             Ok(mut host) => {
                 traced.telemetry.end_workers_start(starting, None);
-                let ending = serve(input, &mut output, &mut server, &mut host, &stop_requests, &mut traced.telemetry);
+                let ending = serve(input, &mut output, &mut server, &mut host, &SignalStops, &mut traced.telemetry);
                 host.stop();
                 ending
             }

@@ -239,6 +239,11 @@ pub trait ToolHost {
     fn has_timers(&self) -> bool {
         false
     }
+    /// Serving gives the host a [`LoopWaker`] when it starts: a host whose
+    /// news (a tool-set change, a finished call) comes from another thread
+    /// calls it then, so that serving, which waits on its inputs with no
+    /// timeout while idle, looks at once. The default keeps nothing.
+    fn loop_waker(&mut self, _waker: LoopWaker) {}
     /// A new set of tools, for a host whose tools change while serving (the
     /// live-session server): serving puts it in the server and tells the
     /// client (`notifications/tools/list_changed`). `request`: a request is
@@ -261,6 +266,30 @@ pub struct ToolSet<F> {
 
 /// See [`ToolHost::input_waker`]: called from the input reader's thread.
 pub type InputWaker = Box<dyn Fn() + Send>;
+
+/// Wakes a waiting serve loop (see [`ToolHost::loop_waker`] and
+/// [`StopSource::watch`]): cheap, never blocks, callable from any thread
+/// (not from a signal handler).
+pub type LoopWaker = std::sync::Arc<dyn Fn() + Send + Sync>;
+
+/// Where serving reads its requests to stop ([`StopRequests`]).
+pub trait StopSource {
+    /// The requests made since serving began.
+    fn requests(&self) -> StopRequests;
+    /// Call `wake` whenever a request arrives, until the returned guard is
+    /// dropped; `None` when this source cannot (serving then looks at
+    /// [`StopSource::requests`] every few tens of milliseconds while idle).
+    fn watch(&self, _wake: LoopWaker) -> Option<Box<dyn std::any::Any>> {
+        None
+    }
+}
+
+/// A plain function of the requests: looked at, never woken by.
+impl<F: Fn() -> StopRequests> StopSource for F {
+    fn requests(&self) -> StopRequests {
+        self()
+    }
+}
 
 /// See [`ToolHost::canceller`]: called from the input reader's thread while
 /// the call it cancels is being served on the host's thread (from before

@@ -12,8 +12,8 @@
 
 use crate::dispatch::TaskId;
 use crate::dispatch::{
-    stopped_message, Answer, Canceller, Facts, Finished, InputWaker, Pending, Reply, Server, StopRequests, Stopped,
-    ToolHost,
+    stopped_message, Answer, Canceller, Facts, Finished, InputWaker, LoopWaker, Pending, Reply, Server, StopRequests,
+    StopSource, Stopped, ToolHost,
 };
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::progress::{lock_output, Output, Progress};
@@ -28,7 +28,10 @@ use std::time::{Duration, Instant};
 /// How many lines the reader thread may read ahead of the handler.
 pub const READ_AHEAD: usize = 1024;
 
-/// How often an idle server asks its host whether it was asked to stop.
+/// How often serving looks at the stop requests and the host while it waits
+/// on something that cannot wake it: a call running on a host that waits
+/// in its own poll, or a stop source that cannot wake it (see
+/// [`StopSource::watch`]). Otherwise an idle server waits with no timeout.
 const IDLE_TICK: Duration = Duration::from_millis(50);
 
 /// How long serving may take to wind down (at end of input or when asked to
@@ -95,6 +98,8 @@ struct Held {
     bytes: usize,
     /// The reader has stopped: nothing more comes once `items` are taken.
     ended: bool,
+    /// A [`LoopWaker`] rang since the handler last looked.
+    woken: bool,
     handler_gone: bool,
     handler_waiting: bool,
     reader_waiting: bool,
@@ -155,39 +160,76 @@ impl Queue {
     }
 }
 
-/// The handler's end of the reader thread's queue.
+/// What the handler takes from the queue.
+enum Next {
+    Line(io::Result<Incoming>),
+    /// Input ended and every line was taken.
+    End,
+    /// Something else may have news (a [`LoopWaker`] rang): look at the stop
+    /// requests and the host.
+    Wake,
+}
+
+/// The handler's end of the reader thread's queue. Wake-ups from the host
+/// and the stop source ([`LoopWaker`]) arrive here too, so that an idle loop
+/// waits in [`Lines::recv`] with no timeout.
 struct Lines {
     queue: Arc<Queue>,
 }
 
 impl Lines {
-    fn try_recv(&self) -> Result<io::Result<Incoming>, TryRecvError> {
+    /// The next thing the handler should act on, if any: a line first, then
+    /// a wake-up, then the end of input.
+    fn take(&self, g: &mut Held) -> Option<Next> {
+        if let Some(item) = self.queue.pop(g) {
+            return Some(Next::Line(item));
+        }
+        if std::mem::take(&mut g.woken) {
+            return Some(Next::Wake);
+        }
+        g.ended.then_some(Next::End)
+    }
+
+    fn try_recv(&self) -> Result<Next, TryRecvError> {
         let mut g = self.queue.lock();
-        match self.queue.pop(&mut g) {
-            Some(item) => Ok(item),
-            None if g.ended => Err(TryRecvError::Disconnected),
-            None => Err(TryRecvError::Empty),
+        self.take(&mut g).ok_or(TryRecvError::Empty)
+    }
+
+    /// Wait for the next item, at most `wait` (`None`: as long as it takes).
+    fn recv(&self, wait: Option<Duration>) -> Result<Next, RecvTimeoutError> {
+        let deadline = wait.map(|w| Instant::now() + w);
+        let mut g = self.queue.lock();
+        loop {
+            if let Some(next) = self.take(&mut g) {
+                return Ok(next);
+            }
+            g.handler_waiting = true;
+            g = match deadline {
+                None => self.queue.to_handler.wait(g).unwrap_or_else(|e| e.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        g.handler_waiting = false;
+                        return Err(RecvTimeoutError::Timeout);
+                    }
+                    self.queue.to_handler.wait_timeout(g, deadline - now).unwrap_or_else(|e| e.into_inner()).0
+                }
+            };
+            g.handler_waiting = false;
         }
     }
 
-    fn recv_timeout(&self, wait: Duration) -> Result<io::Result<Incoming>, RecvTimeoutError> {
-        let deadline = Instant::now() + wait;
-        let mut g = self.queue.lock();
-        loop {
-            if let Some(item) = self.queue.pop(&mut g) {
-                return Ok(item);
+    /// Something that wakes the loop waiting in [`Lines::recv`]; it never
+    /// blocks for longer than the queue's lock.
+    fn waker(&self) -> LoopWaker {
+        let queue = Arc::clone(&self.queue);
+        Arc::new(move || {
+            let mut g = queue.lock();
+            g.woken = true;
+            if g.handler_waiting {
+                queue.to_handler.notify_one();
             }
-            if g.ended {
-                return Err(RecvTimeoutError::Disconnected);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(RecvTimeoutError::Timeout);
-            }
-            g.handler_waiting = true;
-            g = self.queue.to_handler.wait_timeout(g, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
-            g.handler_waiting = false;
-        }
+        })
     }
 }
 
@@ -525,13 +567,15 @@ fn waiting_line(running: usize) -> String {
 }
 
 /// Serve until end of input (or until the output closes or the host stops).
-/// `stop_requests` counts the requests to stop since serving began.
+/// `stops` counts the requests to stop since serving began (a plain
+/// `Fn() -> StopRequests` will do; one that can wake serving lets an idle
+/// server wait with no timeout).
 pub fn serve<R, W, H>(
     input: R,
     output: &mut W,
     server: &mut Server<H::Fun>,
     host: &mut H,
-    stop_requests: &dyn Fn() -> StopRequests,
+    stops: &dyn StopSource,
     telemetry: &mut Telemetry,
 ) -> io::Result<Ending>
 where
@@ -545,18 +589,14 @@ where
         let sender = std::thread::Builder::new()
             .name("mcplite-progress".into())
             .spawn_scoped(scope, || crate::progress::run_sender(&progress, &out))?;
-        let ending = serve_session(input, Session::new(&out, progress.clone(), server, host, telemetry), stop_requests);
+        let ending = serve_session(input, Session::new(&out, progress.clone(), server, host, telemetry), stops);
         progress.stop();
         let _ = sender.join();
         ending
     })
 }
 
-fn serve_session<R, W, H>(
-    input: R,
-    mut s: Session<'_, W, H>,
-    stop_requests: &dyn Fn() -> StopRequests,
-) -> io::Result<Ending>
+fn serve_session<R, W, H>(input: R, mut s: Session<'_, W, H>, stops: &dyn StopSource) -> io::Result<Ending>
 where
     R: BufRead + Send + 'static,
     W: Write,
@@ -565,6 +605,13 @@ where
     let waker = s.host.input_waker();
     let canceller = s.host.canceller();
     let rx = spawn_reader(input, s.cancelled.clone(), s.progress.clone(), waker, s.current.clone(), canceller)?;
+    // Waiting with no timeout needs every input to wake the loop: lines
+    // (the reader), the host's news (it calls the waker if it has any from
+    // elsewhere) and stop requests (the watch, kept while serving).
+    s.host.loop_waker(rx.waker());
+    let watch = stops.watch(rx.waker());
+    let idle_wait = if watch.is_some() { None } else { Some(IDLE_TICK) };
+    let stop_requests = || stops.requests();
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
     loop {
@@ -595,8 +642,12 @@ where
             // run while the grace lasts and no request to terminate came).
             phase = Phase::winding_down(Ending::Stopped, requests);
             let Phase::WindingDown { since, .. } = phase else { continue };
-            while let Ok(item) = rx.try_recv() {
-                let Ok(item) = item else { break };
+            while let Ok(next) = rx.try_recv() {
+                let item = match next {
+                    Next::Line(Ok(item)) => item,
+                    Next::Wake => continue,
+                    Next::Line(Err(_)) | Next::End => break,
+                };
                 s.refuse_calls = stop_requests().terminate > requests.terminate || since.elapsed() > END_GRACE;
                 s.process(item);
             }
@@ -623,16 +674,19 @@ where
             // news, so serving waits there (bounded, to look at stop
             // requests) rather than here.
             match rx.try_recv() {
-                Ok(item) => {
+                Ok(Next::Line(item)) => {
                     s.process(item?);
                     // One answer that is ready per line read, so a flood of
                     // input cannot hold answers back.
                     s.poll(Duration::ZERO);
                 }
+                Ok(Next::Wake) => {}
                 Err(TryRecvError::Empty) => {
                     s.poll(IDLE_TICK);
                 }
-                Err(TryRecvError::Disconnected) => phase = Phase::winding_down(Ending::EndOfInput, requests),
+                Ok(Next::End) | Err(TryRecvError::Disconnected) => {
+                    phase = Phase::winding_down(Ending::EndOfInput, requests)
+                }
             }
             continue;
         }
@@ -641,18 +695,23 @@ where
             look = WORKER_LOOK_MIN;
             continue;
         }
-        let wait = if watching { look } else { IDLE_TICK };
-        match rx.recv_timeout(wait) {
-            Ok(item) => {
+        // Idle: wait for the next line or wake-up, with no timeout when
+        // every input can wake the loop.
+        let wait = if watching { Some(look) } else { idle_wait };
+        match rx.recv(wait) {
+            Ok(Next::Line(item)) => {
                 s.process(item?);
                 look = WORKER_LOOK_MIN;
             }
+            Ok(Next::Wake) => {}
             Err(RecvTimeoutError::Timeout) => {
                 if watching {
                     look = (look * 2).min(WORKER_LOOK_MAX);
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => phase = Phase::winding_down(Ending::EndOfInput, requests),
+            Ok(Next::End) | Err(RecvTimeoutError::Disconnected) => {
+                phase = Phase::winding_down(Ending::EndOfInput, requests)
+            }
         }
     }
 }

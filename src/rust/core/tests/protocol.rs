@@ -455,7 +455,6 @@ impl std::io::Read for OpenInput {
 
 #[test]
 fn watching_a_long_worker_call_costs_few_looks() {
-    use std::time::Duration;
     let mut host = TestHost::default();
     let mut server = server(&["timed_echo", "echo"]);
     let lines = format!(
@@ -466,20 +465,110 @@ fn watching_a_long_worker_call_costs_few_looks() {
         format_args!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo",{M}}}}}"#),
     );
     let (input, release) = OpenInput::new(lines.into_bytes(), &mut host);
-    // The input stays open while the call runs (this test counts looks per
-    // unit of time, so the call and the open input are timed, not raced).
+    // The input stays open while the call runs: it closes once the host has
+    // finished the call (a barrier, not a time), so every look happens while
+    // the call runs with the input open.
+    let (finished_tx, finished) = std::sync::mpsc::channel();
+    host.finished = Some(finished_tx);
     std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(400));
+        let _ = finished.recv();
         drop(release);
     });
     let (ids, text) = serve_to_end(input, &mut server, &mut host);
     assert_eq!(ids, [json!(2), json!(1)], "the quick call is answered first: {text}");
-    // 300 ms of a running call with the input open: the server looks at the
-    // host about every WORKER_LOOK_MAX once nothing happens (150 looks),
-    // not every WORKER_LOOK_MIN (6000).
+    // The call takes 300 ms (its own work, the host's timer): the server
+    // looks at the host about every WORKER_LOOK_MAX once nothing happens
+    // (150 looks), not every WORKER_LOOK_MIN (6000). A count of looks; a
+    // slow machine only makes it smaller.
     let bound = (300 / mcplite_core::serve::WORKER_LOOK_MAX.as_millis() as usize) * 2 + 50;
     assert!(host.polls <= bound, "{} looks at the host while one call ran 300 ms (bound {bound})", host.polls);
     assert!(host.polls >= 2);
+}
+
+/// A stop source that can wake serving (as the glue's signal watch does):
+/// with it, an idle server waits with no timeout.
+struct WakingStops;
+
+impl mcplite_core::dispatch::StopSource for WakingStops {
+    fn requests(&self) -> StopRequests {
+        StopRequests::default()
+    }
+
+    fn watch(&self, _wake: mcplite_core::dispatch::LoopWaker) -> Option<Box<dyn std::any::Any>> {
+        Some(Box::new(()))
+    }
+}
+
+/// Output that says when a line was written (a barrier for tests).
+struct Told {
+    text: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    wrote: std::sync::mpsc::Sender<()>,
+}
+
+impl std::io::Write for Told {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.text.lock().unwrap().extend_from_slice(buf);
+        if buf.contains(&b'\n') {
+            let _ = self.wrote.send(());
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn an_idle_server_waits_on_its_inputs_without_looking() {
+    use std::sync::atomic::Ordering;
+    for lines in [1usize, 3] {
+        let mut host = TestHost::default();
+        let looks = host.idle_looks.clone();
+        let mut server = server(&["echo"]);
+        let input: String = (1..=lines)
+            .map(|id| {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo",{M}}}}}"#) + "\n"
+            })
+            .collect();
+        let (input, release) = OpenInput::new(input.into_bytes(), &mut host);
+        let text = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (wrote_tx, wrote) = std::sync::mpsc::channel();
+        let mut out = Told { text: text.clone(), wrote: wrote_tx };
+        let watcher = std::thread::spawn(move || {
+            // Barrier: every answer is written, so the server has handled
+            // all its input; from here it makes at most one more look (the
+            // top of its loop) before it waits.
+            for _ in 0..lines {
+                wrote.recv().unwrap();
+            }
+            let at_last_answer = looks.load(Ordering::SeqCst);
+            // Nothing arrives for a while. This wait is no duration
+            // assertion: a server that ticks (every 50 ms before) looks
+            // several times within it, one that waits on its inputs looks
+            // never, however long it lasts; a slow machine can only make a
+            // ticking server look fewer times.
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            let quiet = looks.load(Ordering::SeqCst) - at_last_answer;
+            drop(release);
+            quiet
+        });
+        let ending = serve(
+            std::io::BufReader::new(input),
+            &mut out,
+            &mut server,
+            &mut host,
+            &WakingStops,
+            &mut Telemetry::from_provider(None),
+        )
+        .unwrap();
+        assert_eq!(ending, Ending::EndOfInput);
+        let quiet = watcher.join().unwrap();
+        assert!(quiet <= 1, "an idle server looked at its host {quiet} times with nothing arriving");
+        assert_eq!(host.polls, 0, "an idle server with no call running polls its host");
+        let text = String::from_utf8(text.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), lines, "{text}");
+    }
 }
 
 /// Serves `lines`, the input kept open until serving returns (a client that

@@ -84,6 +84,10 @@
 //! that an interrupt while a tool's R code runs ([`ForTool`]) goes to R's own
 //! handler and interrupts that tool. Unix chains to the handler that was
 //! there (R's); Windows lets the next console handler (R's) see Ctrl-C.
+//! Each request also rings a stop bell ([`watch_stop_requests`]: a pipe the
+//! unix handler writes a byte into, a condition variable on Windows, whose
+//! handler runs on a thread of its own), so an idle server sleeps on its
+//! inputs with no timer and still notices a signal at once.
 //!
 //! `tools/check-windows.sh` builds this module with a test program
 //! (`tools/platform-check.rs`) for Linux and for Windows (run under wine).
@@ -125,7 +129,9 @@ pub fn kill_process(pid: u32, start: Option<u64>) -> io::Result<bool> {
 
 /// Stop requests: signals and console events while serving.
 mod stop;
-pub use stop::{cancel_closure, closure_enter, closure_leave, stop_requests, ForTool, StopSignals};
+pub use stop::{
+    cancel_closure, closure_enter, closure_leave, stop_requests, watch_stop_requests, ForTool, StopSignals,
+};
 
 /// R's thread, the one a cancellation interrupts ([`cancel_closure`]): taken
 /// on it by whoever serves, and handed to the thread that cancels.

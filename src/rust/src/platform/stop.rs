@@ -66,7 +66,44 @@ pub(super) fn on_signal(interrupt: bool, can_forward: bool) -> bool {
     if forward {
         FORWARDED.store(true, Ordering::SeqCst);
     }
+    if !(interrupt && forward) {
+        // After the counts: the watcher's wake-up finds them.
+        super::imp::ring_stop_bell();
+    }
     forward
+}
+
+/// Calls its function whenever a stop request arrives, from a thread of its
+/// own that sleeps on the stop bell (the handlers ring it after counting the
+/// request; a signal handler can do little more than write a byte), until
+/// dropped. So a server that waits for input needs no timer to notice a
+/// signal.
+pub struct StopWatch {
+    quit: std::sync::Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+pub fn watch_stop_requests(wake: Box<dyn Fn() + Send>) -> std::io::Result<StopWatch> {
+    // Rings from here on count (Windows counts them; unix's pipe keeps them).
+    let mut seen = super::imp::open_stop_bell()?;
+    let quit = std::sync::Arc::new(AtomicBool::new(false));
+    let quitting = quit.clone();
+    let thread = std::thread::Builder::new().name("mcplite-stop".into()).spawn(move || {
+        while super::imp::wait_stop_bell(&mut seen) && !quitting.load(Ordering::SeqCst) {
+            wake();
+        }
+    })?;
+    Ok(StopWatch { quit, thread: Some(thread) })
+}
+
+impl Drop for StopWatch {
+    fn drop(&mut self) {
+        self.quit.store(true, Ordering::SeqCst);
+        super::imp::ring_stop_bell();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// While alive, SIGINT, SIGTERM and SIGHUP (on Windows: the console's

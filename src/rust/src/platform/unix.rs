@@ -250,6 +250,126 @@ pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {
     }
 }
 
+/// The stop bell (see `stop::watch_stop_requests`): a pipe the signal
+/// handler writes a byte into and the watcher thread reads. Made once, kept
+/// for the process's life (so the handler never writes to a descriptor that
+/// was closed and reused); -1 until then.
+// Global because the signal handler writes to it (it gets no data).
+static BELL_READ: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+static BELL_WRITE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+static BELL_MADE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Makes the bell if it is not made yet. Returns 0 (see `wait_stop_bell`).
+pub(super) fn open_stop_bell() -> io::Result<u64> {
+    use std::sync::atomic::Ordering;
+    let _made = BELL_MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if BELL_READ.load(Ordering::SeqCst) >= 0 {
+        return Ok(0);
+    }
+    let mut fds: [libc::c_int; 2] = [-1; 2];
+    // SAFETY: pipe() fills the two descriptors of `fds`; fcntl() only sets
+    // flags on descriptors we own (close-on-exec on both, so no child holds
+    // them; non-blocking on the write end, so a full pipe never blocks the
+    // signal handler). On failure both are closed.
+    unsafe {
+        check(libc::pipe(fds.as_mut_ptr()))?;
+        let flagged = check(libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC))
+            .and_then(|_| check(libc::fcntl(fds[1], libc::F_SETFD, libc::FD_CLOEXEC)))
+            .and_then(|_| check(libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK)));
+        if let Err(e) = flagged {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+            return Err(e);
+        }
+    }
+    BELL_WRITE.store(fds[1], Ordering::SeqCst);
+    BELL_READ.store(fds[0], Ordering::SeqCst);
+    Ok(0)
+}
+
+/// The calling thread's errno, read or written (the signal handler keeps
+/// the interrupted code's errno as it was).
+#[cfg(any(target_os = "linux", target_os = "emscripten"))]
+fn errno_location() -> *mut libc::c_int {
+    // SAFETY: returns the calling thread's errno; no preconditions.
+    unsafe { libc::__errno_location() }
+}
+#[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd", target_os = "dragonfly"))]
+fn errno_location() -> *mut libc::c_int {
+    // SAFETY: returns the calling thread's errno; no preconditions.
+    unsafe { libc::__error() }
+}
+#[cfg(any(target_os = "openbsd", target_os = "netbsd", target_os = "android"))]
+fn errno_location() -> *mut libc::c_int {
+    // SAFETY: returns the calling thread's errno; no preconditions.
+    unsafe { libc::__errno() }
+}
+#[cfg(any(target_os = "solaris", target_os = "illumos"))]
+fn errno_location() -> *mut libc::c_int {
+    // SAFETY: returns the calling thread's errno; no preconditions.
+    unsafe { libc::___errno() }
+}
+/// Elsewhere errno is not kept (null: nothing to keep).
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "emscripten",
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "android",
+    target_os = "solaris",
+    target_os = "illumos"
+)))]
+fn errno_location() -> *mut libc::c_int {
+    std::ptr::null_mut()
+}
+
+/// Ring the bell: async-signal-safe (an atomic load and write()).
+pub(super) fn ring_stop_bell() {
+    let fd = BELL_WRITE.load(std::sync::atomic::Ordering::SeqCst);
+    if fd < 0 {
+        return;
+    }
+    let errno = errno_location();
+    // SAFETY: `errno` is null or this thread's errno, valid for the
+    // thread's life; write() of one byte from a live local to a descriptor
+    // that stays open for the process's life is async-signal-safe, and a
+    // full pipe fails with EAGAIN (the watcher has a byte to read already).
+    unsafe {
+        let saved = if errno.is_null() { 0 } else { *errno };
+        let byte = 1u8;
+        libc::write(fd, (&byte as *const u8).cast(), 1);
+        if !errno.is_null() {
+            *errno = saved;
+        }
+    }
+}
+
+/// Wait until the bell rings (reads what is there); false if it cannot be
+/// waited on. `_seen` is for Windows' bell.
+pub(super) fn wait_stop_bell(_seen: &mut u64) -> bool {
+    let fd = BELL_READ.load(std::sync::atomic::Ordering::SeqCst);
+    if fd < 0 {
+        return false;
+    }
+    let mut buf = [0u8; 64];
+    loop {
+        // SAFETY: reads at most `buf.len()` bytes into `buf`, from a
+        // descriptor that stays open for the process's life.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            return true;
+        }
+        if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        return false;
+    }
+}
+
 pub(super) fn restore_stop_signals(saved: &SavedSignals) {
     // SAFETY: each action was filled in by sigaction() itself.
     unsafe {

@@ -311,6 +311,34 @@ pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {
     Ok(SavedSignals)
 }
 
+/// The stop bell (see `stop::watch_stop_requests`): how many times it rang.
+/// The console handler runs on a thread of its own, so it may lock.
+// Global because the console handler rings it (it gets no data).
+static BELL: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+static BELL_RUNG: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Returns how many times the bell rang so far: a new watcher waits for
+/// rings after that.
+pub(super) fn open_stop_bell() -> io::Result<u64> {
+    Ok(*BELL.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+pub(super) fn ring_stop_bell() {
+    let mut rings = BELL.lock().unwrap_or_else(|e| e.into_inner());
+    *rings += 1;
+    BELL_RUNG.notify_all();
+}
+
+/// Wait until the bell rang more than `seen` times (and say how often).
+pub(super) fn wait_stop_bell(seen: &mut u64) -> bool {
+    let mut rings = BELL.lock().unwrap_or_else(|e| e.into_inner());
+    while *rings == *seen {
+        rings = BELL_RUNG.wait(rings).unwrap_or_else(|e| e.into_inner());
+    }
+    *seen = *rings;
+    true
+}
+
 pub(super) fn restore_stop_signals(_: &SavedSignals) {
     // SAFETY: removes the handler registered above.
     unsafe {

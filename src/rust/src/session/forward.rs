@@ -9,7 +9,7 @@ use crate::host::{offer_progress, RFun};
 use crate::platform::{self, SessionStream};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
-use mcplite_core::dispatch::{CallContext, Finished, InputWaker, Started, TaskId, ToolSet};
+use mcplite_core::dispatch::{CallContext, Finished, InputWaker, LoopWaker, Started, TaskId, ToolSet};
 use mcplite_core::json::Val;
 use mcplite_core::progress::{read_relay_line, Report, Reporter};
 use mcplite_core::r::{field, number1, string1, Formals};
@@ -98,6 +98,10 @@ pub struct SessionHost {
     next: TaskId,
     /// A tool set for serving to take (see `ToolHost::tool_update`).
     update: Option<ToolSet<RFun>>,
+    /// Wakes serving when the link has news (see `ToolHost::loop_waker`):
+    /// an idle server waits with no timeout, and the session's tool changes
+    /// and its end must still reach the client at once.
+    loop_waker: Option<LoopWaker>,
 }
 
 impl SessionHost {
@@ -122,6 +126,7 @@ impl SessionHost {
             done: VecDeque::new(),
             next: 0,
             update: None,
+            loop_waker: None,
         })
     }
 
@@ -215,9 +220,10 @@ impl SessionHost {
     fn adopt(&mut self, link: Link, tools: ToolSet<RFun>) {
         let Ok(reading) = link.writer.try_clone() else { return };
         let (tx, generation, reporters) = (self.tx.clone(), link.generation, self.reporters.clone());
+        let wake = self.loop_waker.clone();
         let spawned = std::thread::Builder::new()
             .name("mcplite-session-reader".into())
-            .spawn(move || read_link(reading, generation, &tx, &reporters));
+            .spawn(move || read_link(reading, generation, &tx, &reporters, wake.as_deref()));
         if spawned.is_err() {
             return;
         }
@@ -452,6 +458,10 @@ impl ToolHost for SessionHost {
         true
     }
 
+    fn loop_waker(&mut self, waker: LoopWaker) {
+        self.loop_waker = Some(waker);
+    }
+
     fn has_timers(&self) -> bool {
         !self.sent.is_empty() || !self.done.is_empty()
     }
@@ -488,12 +498,21 @@ fn read_link(
     generation: u64,
     tx: &Sender<Event>,
     reporters: &Mutex<HashMap<TaskId, (Reporter, String)>>,
+    wake: Option<&(dyn Fn() + Send + Sync)>,
 ) {
+    // Serving looks at the link's news when woken (it waits with no
+    // timeout while idle).
+    let wake = || {
+        if let Some(wake) = wake {
+            wake();
+        }
+    };
     // The serving thread gone (it stopped): nothing to tell.
     let mut serving = true;
     crate::lines::read_lines(&stream, MAX_LINE, |line| {
         if let Ok(msg) = serde_json::from_slice::<Message>(line) {
             serving = tx.send(Event::Message(generation, Box::new(msg))).is_ok();
+            wake();
             return serving;
         }
         if let Some((task, Some(report))) = read_relay_line(line) {
@@ -506,6 +525,7 @@ fn read_link(
     });
     if serving {
         let _ = tx.send(Event::Closed(generation));
+        wake();
     }
 }
 

@@ -108,6 +108,12 @@ pub struct TestHost {
     pub waits: usize,
     /// Raised by [`Watched`] input once it has been read to its end.
     pub input_drained: Option<Arc<AtomicBool>>,
+    /// Told the task of each call that finishes (a barrier for tests).
+    pub finished: Option<std::sync::mpsc::Sender<TaskId>>,
+    /// How many times serving looked at the host for news while it had
+    /// nothing to do for it (`tool_update(false)`), shared with tests that
+    /// watch an idle server.
+    pub idle_looks: Arc<std::sync::atomic::AtomicUsize>,
     next: TaskId,
 }
 
@@ -252,6 +258,9 @@ impl ToolHost for TestHost {
         let now = std::time::Instant::now();
         if let Some(pos) = self.timed.iter().position(|t| t.1 <= now) {
             let (task, _, finished) = self.timed.remove(pos);
+            if let Some(tx) = &self.finished {
+                let _ = tx.send(task);
+            }
             return Some((task, finished));
         }
         for r in self.running.iter_mut() {
@@ -260,6 +269,13 @@ impl ToolHost for TestHost {
         let pos = self.running.iter().position(|r| r.1 == 0)?;
         let (task, _, finished) = self.running.remove(pos);
         Some((task, finished))
+    }
+
+    fn tool_update(&mut self, request: bool) -> Option<mcplite_core::dispatch::ToolSet<&'static str>> {
+        if !request {
+            self.idle_looks.fetch_add(1, Ordering::SeqCst);
+        }
+        None
     }
 
     fn cancel(&mut self, task: TaskId) {

@@ -4,16 +4,19 @@
 // measured together. Plain node (>= 18), no npm modules, Linux only (reads
 // /proc). Run: node bench/memory.mjs (see bench/README.md, "Memory").
 //
-// Both columns run the same script (servers/memory.R: a number, a 10-row data
-// frame as structured content, a text; the calls cycle through the three);
-// only R_LIBS differs, and the server's serverInfo version is checked. The
+// Both columns run the same script; only R_LIBS differs, and the server's
+// serverInfo version is checked. Two scenarios (BENCH_MEM_SCENARIOS):
+// "mix", servers/memory.R (a number, a 10-row data frame as structured
+// content, a text; the calls cycle through the three), and "add",
+// servers/pkg-add.R (scenario 1's `x + y`, every call). The
 // figures are read from /proc/PID/status after the server's first answer
 // (VmRSS, "start") and after the last call's answer, before stdin is closed
 // (VmHWM, the peak over the whole life of the process, and VmRSS). Rounds
 // alternate the order of the columns; cells are medians over rounds. The
 // 1-minute load average is recorded around each run. With workers
 // (ours only: the CRAN release has none) the figures are summed over the
-// server and every process under it (mirai's dispatcher and daemons).
+// server and every process it started (mirai's daemons), found by a variable
+// in their environment.
 //
 // Baselines, in the same rounds: `Rscript --vanilla -e` with
 // `invisible(readLines(file("stdin")))` alone and after `library(mcplite)`
@@ -27,7 +30,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const SCRIPT = path.join(HERE, 'servers', 'memory.R');
 const env = process.env;
 const int = (name, dflt) => (env[name] ? Number.parseInt(env[name], 10) : dflt);
 const P = {
@@ -50,12 +52,18 @@ const META =
 const call = (name, args) => (id) =>
   `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args},${META}}}`;
 const discover = (id) => `{"jsonrpc":"2.0","id":${id},"method":"server/discover","params":{${META}}}`;
-// The mix: call k is MIX[k % 3]; `check` says whether its answer is right.
-const MIX = [
+// The calls: `check` says whether an answer is right. A scenario's call k is
+// its calls[k % n].
+const CALLS = [
   { make: (k) => call('add', `{"x":${k},"y":0.5}`), check: (r, k) => r.content?.[0]?.text === String(k + 0.5) },
   { make: () => call('frame', '{}'), check: (r) => Array.isArray(r.structuredContent) && r.structuredContent.length === 10 },
   { make: (k) => call('text', `{"n":${(k % 50) + 1}}`), check: (r, k) => r.content?.[0]?.text?.split(' ').length === (k % 50) + 1 },
 ];
+const SCENARIOS = {
+  mix: { script: path.join(HERE, 'servers', 'memory.R'), calls: CALLS, label: 'add, a 10-row frame, a text, in turn' },
+  add: { script: path.join(HERE, 'servers', 'pkg-add.R'), calls: [CALLS[0]], label: '`x + y` only (scenario 1 server)' },
+};
+const scenarios = (env.BENCH_MEM_SCENARIOS || 'mix,add').split(',');
 
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const median = (xs) => {
@@ -88,35 +96,27 @@ function status(pid) {
   }
 }
 
-// Every process under `pid` (children, grandchildren, ...).
-function descendants(pid) {
-  const parent = new Map();
+// The processes whose environment holds `tag` (BENCH_MEM_TAG): the server
+// and every process it started, which inherit its environment (mirai's
+// daemons are not its children: they are started through a shell that exits).
+function tagged(tag) {
+  const needle = `BENCH_MEM_TAG=${tag}\0`;
+  const out = [];
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parent.set(Number(d), ppid);
+      if (fs.readFileSync(`/proc/${d}/environ`, 'latin1').includes(needle)) out.push(Number(d));
     } catch {
-      // gone meanwhile
+      // gone meanwhile, or not ours to read
     }
-  }
-  const out = [];
-  let frontier = [pid];
-  while (frontier.length) {
-    const next = [];
-    for (const [child, ppid] of parent) if (frontier.includes(ppid)) next.push(child);
-    out.push(...next);
-    frontier = next;
   }
   return out;
 }
 
-// The figures of `pid` and everything under it, summed.
-function statusTree(pid) {
-  const pids = [pid, ...descendants(pid)];
+// The figures of the server's processes, summed.
+function statusTree(tag) {
   const sum = { rss: 0, hwm: 0, threads: 0, processes: 0 };
-  for (const p of pids) {
+  for (const p of tagged(tag)) {
     const s = status(p);
     if (!s) continue;
     sum.rss += s.rss;
@@ -187,16 +187,19 @@ function threadNames(pid) {
 
 // ------------------------------------------------------------------ servers
 class Server {
-  constructor(col, workers) {
+  static started = 0;
+  constructor(col, script, workers) {
     this.col = col;
+    this.script = script;
     this.workers = workers;
     this.pending = new Map();
     this.nextId = 1;
     this.stderr = '';
   }
   start() {
-    const e = childEnv(this.col.lib, { BENCH_WORKERS: String(this.workers) });
-    this.proc = spawn('Rscript', ['--vanilla', SCRIPT], { env: e, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.tag = `${process.pid}-${++Server.started}`;
+    const e = childEnv(this.col.lib, { BENCH_WORKERS: String(this.workers), BENCH_MEM_TAG: this.tag });
+    this.proc = spawn('Rscript', ['--vanilla', this.script], { env: e, stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = new Promise((r) => this.proc.on('close', (code) => r(code)));
     this.proc.stdin.on('error', () => {});
     let carry = '';
@@ -230,13 +233,13 @@ class Server {
   }
 }
 
-// `calls` calls of the mix, `window` in flight, every answer checked.
-async function drive(srv, calls, window) {
+// `n` calls of the scenario's, `window` in flight, every answer checked.
+async function drive(srv, scenario, n, window) {
   let next = 0;
   const one = async () => {
-    while (next < calls) {
+    while (next < n) {
       const k = next++;
-      const kind = MIX[k % MIX.length];
+      const kind = scenario.calls[k % scenario.calls.length];
       const msg = await srv.request(kind.make(k));
       if (!msg.result || msg.result.isError || !kind.check(msg.result, k))
         throw new Error(`call ${k}: unexpected answer ${JSON.stringify(msg).slice(0, 300)}`);
@@ -245,8 +248,8 @@ async function drive(srv, calls, window) {
   await Promise.all(Array.from({ length: window }, one));
 }
 
-async function serverRun(col, workers, attribute) {
-  const srv = new Server(col, workers).start();
+async function serverRun(scenario, col, workers, attribute) {
+  const srv = new Server(col, scenario.script, workers).start();
   try {
     const load0 = load();
     const first = await srv.request(discover);
@@ -254,9 +257,9 @@ async function serverRun(col, workers, attribute) {
     if (!first.result) throw new Error(`server/discover failed: ${JSON.stringify(first)}`);
     if (info && info.version !== col.version) throw new Error(`${col.key} reports serverInfo version ${info.version}`);
     const pid = srv.proc.pid;
-    const start = statusTree(pid);
-    await drive(srv, P.calls, P.window);
-    const end = statusTree(pid);
+    const start = statusTree(srv.tag);
+    await drive(srv, scenario, P.calls, P.window);
+    const end = statusTree(srv.tag);
     const out = {
       startRss: start.rss / 1024,
       hwm: end.hwm / 1024,
@@ -321,17 +324,20 @@ async function main() {
   COLUMNS[0].label = `mcplite ${COLUMNS[0].version}`;
   COLUMNS[1].label = `mcplite ${COLUMNS[1].version} (CRAN)`;
 
-  const R = { ours: [], cran: [], workers: [], bare: [], libOurs: [], libCran: [] };
+  const R = { bare: [], libOurs: [], libCran: [] };
+  for (const sc of scenarios) R[sc] = { ours: [], cran: [], workers: [] };
   for (let rep = 0; rep < P.reps; rep++) {
     const last = rep === P.reps - 1;
     const order = rep % 2 ? [COLUMNS[1], COLUMNS[0]] : COLUMNS;
-    for (const col of order) {
-      R[col.key].push(await serverRun(col, 0, last && P.smaps));
-      console.error(`# round ${rep + 1}: ${col.label}: peak ${fmt(R[col.key].at(-1).hwm)} MB`);
-    }
-    if (P.workers > 0) {
-      R.workers.push(await serverRun(COLUMNS[0], P.workers, false));
-      console.error(`# round ${rep + 1}: ${COLUMNS[0].label}, workers = ${P.workers}: peak ${fmt(R.workers.at(-1).hwm)} MB (sum)`);
+    for (const sc of scenarios) {
+      for (const col of order) {
+        R[sc][col.key].push(await serverRun(SCENARIOS[sc], col, 0, last && P.smaps));
+        console.error(`# round ${rep + 1}, ${sc}: ${col.label}: peak ${fmt(R[sc][col.key].at(-1).hwm)} MB`);
+      }
+      if (P.workers > 0 && sc === 'mix') {
+        R[sc].workers.push(await serverRun(SCENARIOS[sc], COLUMNS[0], P.workers, false));
+        console.error(`# round ${rep + 1}, ${sc}: ${COLUMNS[0].label}, workers = ${P.workers}: peak ${fmt(R[sc].workers.at(-1).hwm)} MB (sum)`);
+      }
     }
     R.bare.push(await baseline(COLUMNS[0].lib, 'NULL'));
     R.libOurs.push(await baseline(COLUMNS[0].lib, 'library(mcplite)'));
@@ -339,21 +345,29 @@ async function main() {
   }
 
   const rows = [];
+  const loads = (runs) => `${fmt(Math.min(...runs.flatMap((r) => r.load)), 2)}–${fmt(Math.max(...runs.flatMap((r) => r.load)), 2)}`;
   const runRow = (label, runs) =>
     rows.push(
-      `| ${label} | ${cell(runs.map((r) => r.startRss))} | ${cell(runs.map((r) => r.hwm))} | ${cell(runs.map((r) => r.endRss))} | ${median(runs.map((r) => r.threads))} | ${fmt(Math.min(...runs.flatMap((r) => r.load)), 2)}–${fmt(Math.max(...runs.flatMap((r) => r.load)), 2)} |`,
+      `| ${label} | ${cell(runs.map((r) => r.startRss))} | ${cell(runs.map((r) => r.hwm))} | ${cell(runs.map((r) => r.endRss))} | ${median(runs.map((r) => r.threads))} | ${loads(runs)} |`,
     );
-  runRow(COLUMNS[0].label, R.ours);
-  runRow(COLUMNS[1].label, R.cran);
-  if (R.workers.length) runRow(`${COLUMNS[0].label}, workers = ${P.workers} (sum of ${median(R.workers.map((r) => r.processes))} processes)`, R.workers);
+  const ratios = [];
+  for (const sc of scenarios) {
+    runRow(`${sc}: ${COLUMNS[0].label}`, R[sc].ours);
+    runRow(`${sc}: ${COLUMNS[1].label}`, R[sc].cran);
+    if (R[sc].workers.length)
+      runRow(`${sc}: ${COLUMNS[0].label}, workers = ${P.workers} (sum of ${median(R[sc].workers.map((r) => r.processes))} processes)`, R[sc].workers);
+    const ratio = R[sc].ours.map((r, i) => r.hwm / R[sc].cran[i].hwm);
+    const diff = R[sc].ours.map((r, i) => r.hwm - R[sc].cran[i].hwm);
+    ratios.push(`${sc} (${SCENARIOS[sc].label}): peak ours ÷ CRAN ${cell(ratio, 3)}, ours − CRAN ${cell(diff)} MB (paired per round).`);
+  }
   const baseRow = (label, runs) => rows.push(`| ${label} | ${cell(runs.map((r) => r.rss))} | ${cell(runs.map((r) => r.hwm))} | | | |`);
   baseRow('`Rscript -e` waiting on stdin (no package)', R.bare);
   baseRow(`the same after \`library(mcplite)\`, ${COLUMNS[0].label}`, R.libOurs);
   baseRow(`the same after \`library(mcplite)\`, ${COLUMNS[1].label}`, R.libCran);
-  const ratio = R.ours.map((r, i) => r.hwm / R.cran[i].hwm);
+  const main = R[scenarios[0]];
 
   const lines = [
-    `Run: ${started.toISOString()}, ${P.reps} rounds (columns alternating), ${P.calls} calls per server (add, a 10-row frame, a text, in turn), ${P.window} in flight.`,
+    `Run: ${started.toISOString()}, ${P.reps} rounds (columns alternating), ${P.calls} calls per server, ${P.window} in flight; scenarios: ${scenarios.map((sc) => `${sc} (${SCENARIOS[sc].label})`).join(', ')}.`,
     '',
     'MB; cells: median (min–max) over rounds. "start": VmRSS after the first answer; "peak": VmHWM after the last answer; "end": VmRSS then. Baselines: VmRSS and VmHWM once R waits on stdin.',
     '',
@@ -361,14 +375,14 @@ async function main() {
     '| --- | ---: | ---: | ---: | ---: | --- |',
     ...rows,
     '',
-    `Peak, ours ÷ CRAN (paired per round): ${cell(ratio, 3)}.`,
+    ...ratios,
   ];
   if (P.smaps) {
     const kinds = (s) => (s ? Object.keys(s) : []);
     const all = [
       ...new Set([
-        ...kinds(R.ours.at(-1).smaps),
-        ...kinds(R.cran.at(-1).smaps),
+        ...kinds(main.ours.at(-1).smaps),
+        ...kinds(main.cran.at(-1).smaps),
         ...kinds(R.bare.at(-1).smaps),
         ...kinds(R.libOurs.at(-1).smaps),
       ]),
@@ -376,15 +390,15 @@ async function main() {
     const v = (s, k) => (s && s[k] ? `${fmt(s[k].rss / 1024)} (${fmt(s[k].dirty / 1024)})` : '–');
     lines.push(
       '',
-      'Attribution at the end of the last round (/proc/PID/smaps), MB of Rss (of it private dirty):',
+      `Attribution at the end of the last round, ${scenarios[0]} (/proc/PID/smaps), MB of Rss (of it private dirty):`,
       '',
       `| Mapping | ${COLUMNS[0].label} server | ${COLUMNS[1].label} server | R waiting on stdin | R after \`library(mcplite)\` (ours) |`,
       '| --- | ---: | ---: | ---: | ---: |',
       ...all.map(
-        (k) => `| ${k} | ${v(R.ours.at(-1).smaps, k)} | ${v(R.cran.at(-1).smaps, k)} | ${v(R.bare.at(-1).smaps, k)} | ${v(R.libOurs.at(-1).smaps, k)} |`,
+        (k) => `| ${k} | ${v(main.ours.at(-1).smaps, k)} | ${v(main.cran.at(-1).smaps, k)} | ${v(R.bare.at(-1).smaps, k)} | ${v(R.libOurs.at(-1).smaps, k)} |`,
       ),
       '',
-      `Threads of the ${COLUMNS[0].label} server at the end: ${R.ours.at(-1).threadNames.join(', ')}; of the CRAN server: ${R.cran.at(-1).threadNames.join(', ')}.`,
+      `Threads of the ${COLUMNS[0].label} server at the end: ${main.ours.at(-1).threadNames.join(', ')}; of the CRAN server: ${main.cran.at(-1).threadNames.join(', ')}.`,
     );
   }
   const md = lines.join('\n');

@@ -112,13 +112,13 @@ impl RBuilder for SexpBuilder<'_> {
 
 /// The named list of a tool's arguments (checked by the core first), built
 /// under error protection; R's error if it could not allocate it.
-pub fn arguments(args: Option<Val<'_>>) -> Result<Robj, ffi::RFailure> {
+pub fn arguments(args: Option<Val<'_>>) -> Result<ffi::Kept, ffi::RFailure> {
     let mut names = Vec::new();
     ffi::make(|| mcplite_core::r::args::build(args, &mut SexpBuilder { names: &mut names }))
 }
 
 /// The R value of any JSON value (checked with `check_json` first).
-pub fn value(v: Val<'_>) -> Result<Robj, ffi::RFailure> {
+pub fn value(v: Val<'_>) -> Result<ffi::Kept, ffi::RFailure> {
     let mut names = Vec::new();
     ffi::make(|| mcplite_core::r::args::build_value(v, &mut SexpBuilder { names: &mut names }))
 }
@@ -128,7 +128,7 @@ pub fn value(v: Val<'_>) -> Result<Robj, ffi::RFailure> {
 /// makes the string only if R code reads it, and the server writes the bytes
 /// as they are. Bytes that are not UTF-8 (passed-through "bytes" strings, as
 /// jsonlite does) are replaced.
-pub fn json_text(bytes: &[u8], source: &Robj) -> std::result::Result<Robj, String> {
+pub fn json_text(bytes: &[u8], source: &Robj) -> std::result::Result<ffi::Kept, String> {
     if bytes.len() > c_int::MAX as usize {
         return Err("JSON text is larger than R's 2 GB string limit".into());
     }

@@ -33,7 +33,7 @@ use std::time::Duration;
 fn server_r(v: Val<'_>, root: &str) -> std::result::Result<Robj, String> {
     mcplite_core::r::args::check_json_within(v, usize::MAX, root)
         .map_err(|e| format!("it holds a value R cannot hold: {e}"))?;
-    crate::build::value(v).map_err(|e| format!("it holds a value too large for R ({e})"))
+    crate::build::value(v).map(Robj::from).map_err(|e| format!("it holds a value too large for R ({e})"))
 }
 
 /// JSON this package made -> R (findings of the listing checks).
@@ -41,7 +41,7 @@ fn own_r(v: &Value) -> Robj {
     let built = mcplite_core::json::Doc::parse(v.to_string().into_bytes())
         .ok()
         .and_then(|doc| crate::build::value(doc.root()).ok());
-    built.unwrap_or_else(|| ().into())
+    built.map(Robj::from).unwrap_or_else(|| ().into())
 }
 
 /// Kept messages as an R list; one R cannot hold is left out.

@@ -7,7 +7,7 @@
 //! checked first, e.g. `STRING_ELT` only on a character vector and an index
 //! below its length) or runs under R's own error protection: [`protected`]
 //! for C API calls that can fail, [`make`] for those that make an object
-//! (wrapped into an `Robj` only after the protection ends), [`call`] for
+//! (kept as a [`Kept`], preserved under the same protection), [`call`] for
 //! evaluating R code. Failures carry R's message ([`RFailure`]).
 
 use extendr_api::prelude::*;
@@ -100,32 +100,73 @@ impl std::fmt::Display for RFailure {
     }
 }
 
-/// Runs `make` under [`protected`] and hands the object it returns to an
-/// `Robj`. The object stays on R's protection stack across the return
-/// (R_ToplevelExec leaves the stack as it is when `make` returns normally,
-/// and restores it when R jumps out), so it is wrapped only once R's error
-/// protection has ended: making an `Robj` takes extendr's global lock, which
-/// an R error inside protection would leave held. The one place where code
-/// run under protection becomes an `Robj`.
-pub fn make(make: impl FnOnce() -> SEXP) -> Result<Robj, RFailure> {
-    // SAFETY: `make` returns a live object, protected before anything else
-    // allocates; the entry is dropped once the Robj protects the object.
-    let kept = protected(|| unsafe { extendr_ffi::Rf_protect(make()) });
-    match kept {
-        Some(sexp) => Ok(keep_protected(sexp)),
-        None => Err(RFailure::Error(last_error_message())),
+/// An R object the glue made (arguments, a tool's value, strings for R
+/// calls), kept from R's garbage collector on R's own list of preserved
+/// objects (`R_PreserveObject`) for as long as this lives, and read as an
+/// `&Robj`. Not an `Robj`: every `Robj` is an entry in extendr's
+/// process-wide ownership table, which keeps an entry for each object it
+/// ever held, spread over a hash table of 100,000 slots (3.2 MB), so the
+/// objects a server makes per call had touched every page of it within a
+/// few hundred calls (bench/README.md, "Memory"). R's list holds what is
+/// kept now and nothing after.
+pub struct Kept(SEXP);
+
+impl Kept {
+    /// An extendr `Robj` of the same object, for code that stores one.
+    pub fn to_robj(&self) -> Robj {
+        (**self).clone()
     }
 }
 
-/// Wraps an object the caller left protected once on R's stack, and drops
-/// that entry.
-fn keep_protected(sexp: SEXP) -> Robj {
-    // SAFETY: `sexp` is live and on R's protection stack (the caller's
-    // contract) until the Robj protects it on its own.
-    unsafe {
-        let robj = Robj::from_sexp(sexp);
+impl From<Kept> for Robj {
+    fn from(kept: Kept) -> Robj {
+        kept.to_robj()
+    }
+}
+
+impl std::ops::Deref for Kept {
+    type Target = Robj;
+    fn deref(&self) -> &Robj {
+        // SAFETY: `Robj` is `#[repr(transparent)]` over `SEXP`, so a
+        // reference to the SEXP is a valid reference to an `Robj`; the object
+        // is preserved while `self` is borrowed, and a reference is never
+        // dropped, so extendr never releases an object it did not protect.
+        unsafe { &*(&self.0 as *const SEXP as *const Robj) }
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        // SAFETY: the object was preserved once when this was made (see
+        // `preserve`); releasing it never allocates or fails.
+        unsafe { extendr_ffi::R_ReleaseObject(self.0) }
+    }
+}
+
+/// Preserves `sexp`, which the caller keeps protected. Allocates (one
+/// pairlist cell), so only under [`protected`]; `Kept` releases it.
+unsafe fn preserve(sexp: SEXP) -> SEXP {
+    // SAFETY: the caller's contract.
+    unsafe { extendr_ffi::R_PreserveObject(sexp) };
+    sexp
+}
+
+/// Runs `make` under [`protected`] and keeps the object it returns
+/// ([`Kept`]). It is protected before anything else allocates and preserved
+/// under the same protection, so an R error anywhere leaves nothing kept.
+/// The one place where code run under protection becomes a kept object.
+pub fn make(make: impl FnOnce() -> SEXP) -> Result<Kept, RFailure> {
+    // SAFETY: `make` returns a live object, protected before anything else
+    // allocates and until it is preserved.
+    let kept = protected(|| unsafe {
+        let x = extendr_ffi::Rf_protect(make());
+        preserve(x);
         extendr_ffi::Rf_unprotect(1);
-        robj
+        x
+    });
+    match kept {
+        Some(sexp) => Ok(Kept(sexp)),
+        None => Err(RFailure::Error(last_error_message())),
     }
 }
 
@@ -134,17 +175,20 @@ fn keep_protected(sexp: SEXP) -> Robj {
 pub fn last_error_message() -> String {
     const UNKNOWN: &str = "R signalled an error";
     // SAFETY: a call to a base function with no arguments, built and
-    // evaluated under protection; the value is protected until wrapped.
+    // evaluated under protection; the value is protected until preserved.
     let text = protected(|| unsafe {
         let fun = extendr_ffi::Rf_install(c"geterrmessage".as_ptr());
         let call = extendr_ffi::Rf_protect(extendr_ffi::Rf_lang1(fun));
         let mut failed: c_int = 0;
         let value = extendr_ffi::R_tryEval(call, extendr_ffi::R_BaseEnv, &mut failed);
         extendr_ffi::Rf_unprotect(1);
-        extendr_ffi::Rf_protect(if failed == 0 { value } else { extendr_ffi::R_NilValue })
+        let value = extendr_ffi::Rf_protect(if failed == 0 { value } else { extendr_ffi::R_NilValue });
+        preserve(value);
+        extendr_ffi::Rf_unprotect(1);
+        value
     });
     let Some(text) = text else { return UNKNOWN.to_string() };
-    let text = keep_protected(text);
+    let text = Kept(text);
     let Some(text) = mcplite_core::r::string1(&crate::sexp::Sx::borrowed(&text)) else { return UNKNOWN.to_string() };
     error_text(&text).unwrap_or_else(|| UNKNOWN.to_string())
 }
@@ -161,8 +205,8 @@ fn error_text(raw: &str) -> Option<String> {
 
 /// Calls R function `fun` with `args` and returns its value, or R's error
 /// (which R also prints on stderr). The call is built and run under
-/// [`protected`]; the value is wrapped after, as [`make`] does.
-pub fn call(fun: &Robj, args: &[&Robj]) -> Result<Robj, RFailure> {
+/// [`protected`]; the value is kept as [`make`] keeps its object.
+pub fn call(fun: &Robj, args: &[&Robj]) -> Result<Kept, RFailure> {
     // SAFETY: every SEXP comes from a live Robj owned by the caller; the
     // call object is protected while it exists; R_tryEval returns normally;
     // the value is protected before the call object is released.
@@ -177,23 +221,28 @@ pub fn call(fun: &Robj, args: &[&Robj]) -> Result<Robj, RFailure> {
         // Unprotecting never allocates, so the value is safe until it is
         // protected on its own.
         extendr_ffi::Rf_unprotect(args.len() as c_int + 1);
-        (failed == 0).then(|| extendr_ffi::Rf_protect(value))
+        (failed == 0).then(|| {
+            let value = extendr_ffi::Rf_protect(value);
+            preserve(value);
+            extendr_ffi::Rf_unprotect(1);
+            value
+        })
     });
     match value {
-        Some(Some(sexp)) => Ok(keep_protected(sexp)),
+        Some(Some(sexp)) => Ok(Kept(sexp)),
         _ => Err(RFailure::Error(last_error_message())),
     }
 }
 
 /// R strings and flags made under protection, for the arguments Rust
 /// passes to R functions: `Robj::from("...")` would allocate outside it.
-pub fn string(s: &str) -> Result<Robj, RFailure> {
+pub fn string(s: &str) -> Result<Kept, RFailure> {
     strings(&[s])
 }
 
 /// A character vector of UTF-8 strings (one with a NUL is an R error; one
 /// longer than R holds is refused).
-pub fn strings<S: AsRef<str>>(items: &[S]) -> Result<Robj, RFailure> {
+pub fn strings<S: AsRef<str>>(items: &[S]) -> Result<Kept, RFailure> {
     if let Some(s) = items.iter().find(|s| s.as_ref().len() > c_int::MAX as usize) {
         return Err(RFailure::Error(format!(
             "a string of {} bytes is longer than R's limit of {} bytes",
@@ -217,7 +266,7 @@ pub fn strings<S: AsRef<str>>(items: &[S]) -> Result<Robj, RFailure> {
 }
 
 /// `TRUE` or `FALSE`.
-pub fn flag(b: bool) -> Result<Robj, RFailure> {
+pub fn flag(b: bool) -> Result<Kept, RFailure> {
     // SAFETY: a length-one allocation under protection.
     make(|| unsafe {
         let x = extendr_ffi::Rf_allocVector(SEXPTYPE::LGLSXP, 1);
@@ -227,7 +276,7 @@ pub fn flag(b: bool) -> Result<Robj, RFailure> {
 }
 
 /// A double scalar.
-pub fn double(d: f64) -> Result<Robj, RFailure> {
+pub fn double(d: f64) -> Result<Kept, RFailure> {
     // SAFETY: a length-one allocation under protection.
     make(|| unsafe {
         let x = extendr_ffi::Rf_allocVector(SEXPTYPE::REALSXP, 1);
@@ -237,7 +286,7 @@ pub fn double(d: f64) -> Result<Robj, RFailure> {
 }
 
 /// An integer scalar.
-pub fn integer(i: i32) -> Result<Robj, RFailure> {
+pub fn integer(i: i32) -> Result<Kept, RFailure> {
     // SAFETY: a length-one allocation under protection.
     make(|| unsafe { extendr_ffi::Rf_ScalarInteger(i) })
 }
@@ -246,7 +295,7 @@ pub fn integer(i: i32) -> Result<Robj, RFailure> {
 /// R code converting its result. A SIGINT meanwhile interrupts it (anywhere
 /// else it asks the server to stop, see `platform::StopSignals`); one that R
 /// has not acted on by the end is dropped, so it interrupts nothing later.
-pub fn call_for_tool(fun: &Robj, args: &[&Robj]) -> Result<Robj, RFailure> {
+pub fn call_for_tool(fun: &Robj, args: &[&Robj]) -> Result<Kept, RFailure> {
     let for_tool = crate::platform::ForTool::enter();
     let value = call(fun, args);
     if for_tool.leave() {

@@ -122,8 +122,7 @@ pub fn on_r_exit() {
 
 /// How a call ended, from what `invoke_tool()` returned (here or on a
 /// worker): `list(ok = TRUE, value)` or `list(ok = FALSE, message)`.
-pub fn read_outcome(outcome: Robj, name: &str) -> Finished<Sx> {
-    let outcome = Sx::owned(outcome);
+pub fn read_outcome(outcome: Sx, name: &str) -> Finished<Sx> {
     // A worker's serializer (a tool_result() built there) wrote a number as 0.
     if field(&outcome, "zeroed").and_then(|z| flag1(&z)) == Some(true) {
         mcplite_core::rjson::note_zeroed();
@@ -151,7 +150,7 @@ pub fn tool_failed(message: Robj) {
 
 /// A call's arguments as the R list the tool function is called with; a tool
 /// error when R cannot hold them.
-pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<Robj, Finished<Sx>> {
+pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<ffi::Kept, Finished<Sx>> {
     build::arguments(arguments)
         .map_err(|e| Finished::Failed(format!("Tool {name} received arguments too large for R to hold ({e}).")))
 }
@@ -197,7 +196,7 @@ impl ToolHost for RHost {
         self.owed.mark_running(None);
         platform::flush_c_streams();
         Started::Done(match (outcome, failed) {
-            (Ok(outcome), _) => read_outcome(outcome, name),
+            (Ok(outcome), _) => read_outcome(Sx::kept(outcome), name),
             (Err(RFailure::Interrupted), _) => Finished::Failed(format!("Tool {name} was interrupted.")),
             (Err(RFailure::Error(_)), Some(message)) => Finished::Failed(message),
             (Err(RFailure::Error(e)), None) => Finished::Failed(format!("Tool {name} failed: {e}")),

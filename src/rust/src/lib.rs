@@ -37,7 +37,7 @@ fn rust_json_parse(text: Robj) -> Robj {
         let text = rstring::text(&text, "text")?;
         let doc = mcplite_core::json::Doc::parse(text.into_bytes()).map_err(|e| e.to_string())?;
         mcplite_core::r::args::check_json(doc.root())?;
-        build::value(doc.root()).map_err(|e| format!("the value is too large for R to hold ({e})"))
+        build::value(doc.root()).map(Robj::from).map_err(|e| format!("the value is too large for R to hold ({e})"))
     })())
 }
 
@@ -146,7 +146,7 @@ fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
         sexp::set_helpers(&helpers)?;
         let o = mcplite_core::r::options::read(&Sx::borrowed(&opts)).map_err(|p| p.text())?;
         // Serialized into a reused buffer and copied once, into a JSON text.
-        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| build::json_text(bytes, &x))?
+        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| build::json_text(bytes, &x))?.map(Robj::from)
     })())
 }
 

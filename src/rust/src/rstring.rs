@@ -205,5 +205,6 @@ pub fn from_os(s: &std::ffi::OsStr) -> Result<Robj, String> {
         extendr_ffi::Rf_unprotect(1);
         x
     })
+    .map(Robj::from)
     .map_err(|e| format!("R could not make a string of the path {}: {e}", s.to_string_lossy()))
 }

@@ -102,8 +102,9 @@ unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
 }
 
 /// A SEXP seen by the core. Objects reached from a root are kept alive by
-/// that root; roots and objects R made for us (conversions) own a protected
-/// `Robj`, which their children share.
+/// that root; roots and objects R made for us (conversions) own what keeps
+/// them (an `Robj`, or a [`ffi::Kept`] for what the glue made), which their
+/// children share.
 #[derive(Clone)]
 pub struct Sx {
     sexp: SEXP,
@@ -114,7 +115,7 @@ pub struct Sx {
     /// [`materialize`]): the view is then refused, with this message, rather
     /// than read.
     unreadable: Option<Rc<String>>,
-    keep: Option<Rc<Robj>>,
+    keep: Option<Rc<dyn std::any::Any>>,
 }
 
 /// The types whose length a view holds (pairlists too: describe() gives
@@ -210,6 +211,14 @@ impl Sx {
         Sx { sexp, ty, n, unreadable, keep: Some(Rc::new(robj)) }
     }
 
+    /// A view that keeps an object the glue made alive itself.
+    pub fn kept(kept: ffi::Kept) -> Sx {
+        // SAFETY: the object is kept alive by `keep`.
+        let sexp = unsafe { kept.get() };
+        let (ty, n, unreadable) = type_and_len(sexp);
+        Sx { sexp, ty, n, unreadable, keep: Some(Rc::new(kept)) }
+    }
+
     /// R's `NULL`.
     pub fn null() -> Sx {
         // SAFETY: R_NilValue is a global constant.
@@ -248,7 +257,7 @@ impl Sx {
         if robj.is_null() {
             return None;
         }
-        Some(Sx::owned(robj))
+        Some(Sx::kept(robj))
     }
 
     #[inline]
@@ -489,7 +498,7 @@ impl RValue for Sx {
             }
         };
         let out = out.map_err(failed)?;
-        let sx = Sx::owned(out);
+        let sx = Sx::kept(out);
         if sx.rtype() == RType::List {
             // The helper caught an R error and returned its message.
             let msg = mcplite_core::r::string1(&sx.list_elt(0)).unwrap_or_default();

@@ -210,7 +210,7 @@ impl WorkerHost {
             let reports = field(&Sx::borrowed(&outcome), "reports").and_then(|r| number1(&r)).unwrap_or(0.0);
             relay.finish(task, if reports >= 1.0 { reports as u64 } else { 0 });
         }
-        Some((task, read_outcome(outcome, &name)))
+        Some((task, read_outcome(Sx::owned(outcome), &name)))
     }
 }
 
@@ -225,7 +225,7 @@ impl WorkerHost {
         let args = call_arguments(name, doc.as_ref().map(|d| d.root()))?;
         let sent = (|| {
             let traceparent = match call.traceparent.as_deref() {
-                Some(t) => ffi::string(t)?,
+                Some(t) => ffi::string(t)?.into(),
                 None => Robj::from(()),
             };
             let id = ffi::string(&task.to_string())?;
@@ -233,7 +233,7 @@ impl WorkerHost {
             let progress = match self.relay.as_ref().filter(|_| call.progress) {
                 Some(relay) => {
                     let (url, token) = relay.address();
-                    ffi::strings(&[url, token, &task.to_string()])?
+                    ffi::strings(&[url, token, &task.to_string()])?.into()
                 }
                 None => Robj::from(()),
             };

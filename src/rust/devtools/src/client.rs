@@ -176,6 +176,16 @@ enum Event {
     Eof,
 }
 
+/// What one wait for the server's next line found ([`Client::next_line`]).
+enum Next {
+    /// A line, and when it was read.
+    Line(Instant, Vec<u8>),
+    /// None in time.
+    Quiet,
+    /// The server's stdout has closed.
+    Ended,
+}
+
 #[derive(Default)]
 struct StderrBuf {
     bytes: VecDeque<u8>,
@@ -752,27 +762,12 @@ impl Client {
             if self.async_calls.get(&id).is_none_or(|c| c.answer.is_some()) {
                 return Ok(());
             }
-            if self.eof {
-                return Err(self.exited());
-            }
-            let now = Instant::now();
-            let event = if now >= until {
-                match self.events.try_recv() {
-                    Ok(e) => Ok(e),
-                    Err(TryRecvError::Empty) => return Ok(()),
-                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                }
-            } else {
-                self.events.recv_timeout(until - now)
-            };
-            match event {
-                Ok(Event::Line(at, bytes)) => {
-                    self.released(bytes.len());
-                    self.arrived = true;
+            match self.next_line(until) {
+                Next::Line(at, bytes) => {
                     self.take_line(at, bytes, None);
                 }
-                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
-                Err(RecvTimeoutError::Timeout) => return Ok(()),
+                Next::Quiet => return Ok(()),
+                Next::Ended => return Err(self.exited()),
             }
         }
     }
@@ -1027,23 +1022,8 @@ impl Client {
     fn wait_answer(&mut self, p: &Pending, until: Instant) -> Result<Option<Answer>, ClientError> {
         self.arrived = false;
         loop {
-            if self.eof {
-                return Err(self.exited());
-            }
-            let now = Instant::now();
-            let event = if now >= until {
-                match self.events.try_recv() {
-                    Ok(e) => Ok(e),
-                    Err(TryRecvError::Empty) => return Ok(None),
-                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                }
-            } else {
-                self.events.recv_timeout(until - now)
-            };
-            match event {
-                Ok(Event::Line(at, bytes)) => {
-                    self.released(bytes.len());
-                    self.arrived = true;
+            match self.next_line(until) {
+                Next::Line(at, bytes) => {
                     match self.take_line(at, bytes, Some(p)) {
                         Sorted::Other => {}
                         Sorted::Unusable(why) => {
@@ -1058,9 +1038,41 @@ impl Client {
                         }
                     }
                 }
-                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
-                Err(RecvTimeoutError::Timeout) => return Ok(None),
+                Next::Quiet => return Ok(None),
+                Next::Ended => return Err(self.exited()),
             }
+        }
+    }
+
+    /// The next line from the server, waiting until `until` at most (once
+    /// it has passed, only a line already read): `Quiet` when none came in
+    /// time, `Ended` once the server's stdout has closed. A line taken is
+    /// off the read-ahead and marks the wait as one in which a line arrived.
+    fn next_line(&mut self, until: Instant) -> Next {
+        if self.eof {
+            return Next::Ended;
+        }
+        let now = Instant::now();
+        let event = if now >= until {
+            match self.events.try_recv() {
+                Ok(e) => Ok(e),
+                Err(TryRecvError::Empty) => Err(RecvTimeoutError::Timeout),
+                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            }
+        } else {
+            self.events.recv_timeout(until - now)
+        };
+        match event {
+            Ok(Event::Line(at, bytes)) => {
+                self.released(bytes.len());
+                self.arrived = true;
+                Next::Line(at, bytes)
+            }
+            Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                self.eof = true;
+                Next::Ended
+            }
+            Err(RecvTimeoutError::Timeout) => Next::Quiet,
         }
     }
 
@@ -1298,18 +1310,8 @@ impl Client {
         if self.op.is_some() {
             return;
         }
-        loop {
-            match self.events.try_recv() {
-                Ok(Event::Line(at, bytes)) => {
-                    self.released(bytes.len());
-                    self.take_line(at, bytes, None);
-                }
-                Ok(Event::Eof) | Err(TryRecvError::Disconnected) => {
-                    self.eof = true;
-                    break;
-                }
-                Err(TryRecvError::Empty) => break,
-            }
+        while let Next::Line(at, bytes) = self.next_line(Instant::now()) {
+            self.take_line(at, bytes, None);
         }
     }
 

@@ -276,7 +276,7 @@ pub trait JsonTree<'a>: Copy + 'a {
 
 impl<'d> JsonTree<'d> for Val<'d> {
     type Items = crate::json::Children<'d>;
-    type Members = std::iter::Map<crate::json::Members<'d>, fn((Val<'d>, Val<'d>)) -> (&'d str, Val<'d>)>;
+    type Members = NamedMembers<'d>;
 
     #[inline]
     fn node(self) -> Node<'d, Self> {
@@ -287,11 +287,21 @@ impl<'d> JsonTree<'d> for Val<'d> {
             Kind::Number => Node::Number(r_number(self.raw_str())),
             Kind::String => Node::String(self.as_str().unwrap_or("")),
             Kind::Array => Node::Array(self.len(), self.items()),
-            Kind::Object => {
-                let named: fn((Val<'d>, Val<'d>)) -> (&'d str, Val<'d>) = |(k, v)| (k.as_str().unwrap_or(""), v);
-                Node::Object(self.len(), self.members().map(named))
-            }
+            Kind::Object => Node::Object(self.len(), NamedMembers(self.members())),
         }
+    }
+}
+
+/// An object's members with their names as text (the argument path's
+/// iterator: a plain call per member, no function pointer).
+pub struct NamedMembers<'d>(crate::json::Members<'d>);
+
+impl<'d> Iterator for NamedMembers<'d> {
+    type Item = (&'d str, Val<'d>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(k, v)| (k.as_str().unwrap_or(""), v))
     }
 }
 

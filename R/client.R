@@ -39,9 +39,9 @@
 #' one to see what newer clients see).
 #'
 #' ## What comes back
-#' Answers are R lists as the JSON arrived: objects become named lists and
-#' arrays unnamed lists (never simplified to vectors), as tool arguments reach
-#' tools. A tool that fails gives a result with `isError = TRUE`, not an R
+#' Answers, notifications and progress are R lists as the JSON arrived:
+#' objects become named lists and arrays unnamed lists (never simplified to
+#' vectors), as tool arguments reach tools. A tool that fails gives a result with `isError = TRUE`, not an R
 #' error. R errors, all of class `mcplite_error_client` (and `mcplite_error`),
 #' are raised when the exchange itself fails:
 #'

@@ -10,6 +10,7 @@ use crate::ffi;
 use extendr_api::prelude::*;
 use extendr_ffi::{cetype_t, SEXP, SEXPTYPE};
 use mcplite_core::json::Val;
+use mcplite_core::r::args::JsonTree;
 use mcplite_core::r::{RBuilder, Scalar};
 use std::os::raw::c_int;
 
@@ -117,8 +118,11 @@ pub fn arguments(args: Option<Val<'_>>) -> Result<ffi::Kept, ffi::RFailure> {
     ffi::make(|| mcplite_core::r::args::build(args, &mut SexpBuilder { names: &mut names }))
 }
 
-/// The R value of any JSON value (checked with `check_json` first).
-pub fn value(v: Val<'_>) -> Result<ffi::Kept, ffi::RFailure> {
+/// The R value of any JSON value: one the core's reader read (checked with
+/// `check_json` first), or a serde value this package made, which becomes
+/// what its JSON text read back would (`r::args::JsonTree`), without writing
+/// the text.
+pub fn value<'a, J: JsonTree<'a>>(v: J) -> Result<ffi::Kept, ffi::RFailure> {
     let mut names = Vec::new();
     ffi::make(|| mcplite_core::r::args::build_value(v, &mut SexpBuilder { names: &mut names }))
 }

@@ -15,13 +15,15 @@
 //! waits at most one slice and returns `pending = TRUE` until the answer is
 //! in, `rust_client_abandon` gives up. Closing works the same way.
 //!
-//! Answers are read once, by the core's reader (`mcplite_core::json::Doc`);
-//! R values are built from that tree.
+//! Answers and notifications (progress too) are read once, by the core's
+//! reader (`mcplite_core::json::Doc`); R values are built from that tree.
+//! JSON this package makes (findings) is built from its serde value by the
+//! same mapping; no JSON text is written to be read back.
 
 use extendr_api::prelude::*;
 use mcplite_core::json::{Doc, Val};
 use mcplite_devtools::check::{check_listings, frame_columns, Finding, FIELDS};
-use mcplite_devtools::client::{page_tools, Client, ClientError, Launch, Outcome};
+use mcplite_devtools::client::{page_tools, progress_params, Client, ClientError, Launch, Outcome};
 use serde_json::{Map, Value};
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -36,12 +38,10 @@ fn server_r(v: Val<'_>, root: &str) -> std::result::Result<Robj, String> {
     crate::build::value(v).map(Robj::from).map_err(|e| format!("it holds a value too large for R ({e})"))
 }
 
-/// JSON this package made -> R (findings of the listing checks).
+/// JSON this package made -> R (findings of the listing checks), as its
+/// text read back would be, without writing the text.
 fn own_r(v: &Value) -> Robj {
-    let built = mcplite_core::json::Doc::parse(v.to_string().into_bytes())
-        .ok()
-        .and_then(|doc| crate::build::value(doc.root()).ok());
-    built.map(Robj::from).unwrap_or_else(|| ().into())
+    crate::build::value(v).map(Robj::from).unwrap_or_else(|_| ().into())
 }
 
 /// Kept messages as an R list; one R cannot hold is left out.
@@ -274,11 +274,8 @@ fn rust_client_begin_call_tool(ptr: Robj, name: Robj, arguments: Robj, timeout: 
 #[extendr]
 fn rust_client_progress(ptr: Robj, new_only: bool) -> Robj {
     with_client(ptr, |c| {
-        let r = |v: &Value| {
-            let doc = mcplite_core::json::Doc::parse(v.to_string().into_bytes()).map_err(|e| e.to_string())?;
-            server_r(doc.root(), "params")
-        };
-        let values: std::result::Result<Vec<Robj>, String> = c.take_progress(new_only).iter().map(r).collect();
+        let values: std::result::Result<Vec<Robj>, String> =
+            c.take_progress(new_only).iter().map(|n| server_r(progress_params(n), "params")).collect();
         match values {
             Ok(v) => ok(List::from_values(v).into()),
             Err(e) => fail(&ClientError::Protocol(format!("a progress notification cannot be used: {e}")), Some(c)),
@@ -332,13 +329,9 @@ fn rust_client_async_cancel(ptr: Robj, id: f64) -> Robj {
 fn rust_client_async_progress(ptr: Robj) -> Robj {
     with_client(ptr, |c| {
         let mut items: Vec<Robj> = Vec::new();
-        for (id, params) in c.take_async_progress() {
-            let doc = match mcplite_core::json::Doc::parse(params.to_string().into_bytes()) {
-                Ok(d) => d,
-                Err(_) => continue,
-            };
+        for (id, notification) in c.take_async_progress() {
             // One R cannot hold is left out, as in `$notifications()`.
-            if let Ok(p) = server_r(doc.root(), "params") {
+            if let Ok(p) = server_r(progress_params(&notification), "params") {
                 items.push(list!(id = id as f64, params = p).into());
             }
         }

@@ -176,6 +176,16 @@ enum Event {
     Eof,
 }
 
+/// What one wait for the server's next line found ([`Client::next_line`]).
+enum Next {
+    /// A line, and when it was read.
+    Line(Instant, Vec<u8>),
+    /// None in time.
+    Quiet,
+    /// The server's stdout has closed.
+    Ended,
+}
+
 #[derive(Default)]
 struct StderrBuf {
     bytes: VecDeque<u8>,
@@ -318,8 +328,8 @@ struct AsyncCall {
     tool: String,
     /// Whether the request carries a progress token (its id).
     progress: bool,
-    /// The `params` of its progress notifications not yet handed out.
-    progress_new: Vec<Value>,
+    /// Its progress notifications not yet handed out.
+    progress_new: Vec<Arc<Doc>>,
     progress_kept: usize,
     /// Its answer, once read (never [`Sorted::Other`]).
     answer: Option<Sorted>,
@@ -365,15 +375,16 @@ pub struct Client {
     output_schemas: OutputSchemas,
     check_output: bool,
     /// The progress token of the last `tools/call` that asked for progress,
-    /// and the `params` of the notifications received for it, in order.
+    /// and the notifications received for it, in order (each kept as read,
+    /// shared with `notifications`).
     progress_token: Option<i64>,
-    progress_seen: Vec<Value>,
+    progress_seen: Vec<Arc<Doc>>,
     /// How many of `progress_seen` [`Client::take_progress`] handed out.
     progress_taken: usize,
     /// Calls in flight started with [`Client::begin_call_async`], by id.
     async_calls: HashMap<i64, AsyncCall>,
     /// Progress of async calls that ended before it was handed out.
-    async_progress_left: Vec<(i64, Value)>,
+    async_progress_left: Vec<(i64, Arc<Doc>)>,
 }
 
 /// At most this many progress notifications are kept per call (a server
@@ -752,27 +763,12 @@ impl Client {
             if self.async_calls.get(&id).is_none_or(|c| c.answer.is_some()) {
                 return Ok(());
             }
-            if self.eof {
-                return Err(self.exited());
-            }
-            let now = Instant::now();
-            let event = if now >= until {
-                match self.events.try_recv() {
-                    Ok(e) => Ok(e),
-                    Err(TryRecvError::Empty) => return Ok(()),
-                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                }
-            } else {
-                self.events.recv_timeout(until - now)
-            };
-            match event {
-                Ok(Event::Line(at, bytes)) => {
-                    self.released(bytes.len());
-                    self.arrived = true;
+            match self.next_line(until) {
+                Next::Line(at, bytes) => {
                     self.take_line(at, bytes, None);
                 }
-                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
-                Err(RecvTimeoutError::Timeout) => return Ok(()),
+                Next::Quiet => return Ok(()),
+                Next::Ended => return Err(self.exited()),
             }
         }
     }
@@ -815,10 +811,10 @@ impl Client {
         self.abandoned.push(p.id);
     }
 
-    /// The progress notifications (`params`) of async calls that asked for
-    /// progress, received since the last take: `(id, params)` in order of
-    /// arrival for each call.
-    pub fn take_async_progress(&mut self) -> Vec<(i64, Value)> {
+    /// The progress notifications of async calls that asked for progress,
+    /// received since the last take: `(id, notification)` in order of
+    /// arrival for each call. Each has `params` ([`progress_params`]).
+    pub fn take_async_progress(&mut self) -> Vec<(i64, Arc<Doc>)> {
         let mut out = std::mem::take(&mut self.async_progress_left);
         let mut ids: Vec<i64> = self.async_calls.keys().copied().collect();
         ids.sort_unstable();
@@ -1027,40 +1023,55 @@ impl Client {
     fn wait_answer(&mut self, p: &Pending, until: Instant) -> Result<Option<Answer>, ClientError> {
         self.arrived = false;
         loop {
-            if self.eof {
-                return Err(self.exited());
-            }
-            let now = Instant::now();
-            let event = if now >= until {
-                match self.events.try_recv() {
-                    Ok(e) => Ok(e),
-                    Err(TryRecvError::Empty) => return Ok(None),
-                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                }
-            } else {
-                self.events.recv_timeout(until - now)
-            };
-            match event {
-                Ok(Event::Line(at, bytes)) => {
-                    self.released(bytes.len());
-                    self.arrived = true;
-                    match self.take_line(at, bytes, Some(p)) {
-                        Sorted::Other => {}
-                        Sorted::Unusable(why) => {
-                            return Err(ClientError::Protocol(format!("the answer to {} {why}", p.method)))
-                        }
-                        Sorted::Answer(answer) => {
-                            let root = answer.doc.root();
-                            if let Some(err) = root.get("error") {
-                                return Err(error_from(err));
-                            }
-                            return Ok(Some(answer));
-                        }
+            match self.next_line(until) {
+                Next::Line(at, bytes) => match self.take_line(at, bytes, Some(p)) {
+                    Sorted::Other => {}
+                    Sorted::Unusable(why) => {
+                        return Err(ClientError::Protocol(format!("the answer to {} {why}", p.method)))
                     }
-                }
-                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
-                Err(RecvTimeoutError::Timeout) => return Ok(None),
+                    Sorted::Answer(answer) => {
+                        let root = answer.doc.root();
+                        if let Some(err) = root.get("error") {
+                            return Err(error_from(err));
+                        }
+                        return Ok(Some(answer));
+                    }
+                },
+                Next::Quiet => return Ok(None),
+                Next::Ended => return Err(self.exited()),
             }
+        }
+    }
+
+    /// The next line from the server, waiting until `until` at most (once
+    /// it has passed, only a line already read): `Quiet` when none came in
+    /// time, `Ended` once the server's stdout has closed. A line taken is
+    /// off the read-ahead and marks the wait as one in which a line arrived.
+    fn next_line(&mut self, until: Instant) -> Next {
+        if self.eof {
+            return Next::Ended;
+        }
+        let now = Instant::now();
+        let event = if now >= until {
+            match self.events.try_recv() {
+                Ok(e) => Ok(e),
+                Err(TryRecvError::Empty) => Err(RecvTimeoutError::Timeout),
+                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            }
+        } else {
+            self.events.recv_timeout(until - now)
+        };
+        match event {
+            Ok(Event::Line(at, bytes)) => {
+                self.released(bytes.len());
+                self.arrived = true;
+                Next::Line(at, bytes)
+            }
+            Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                self.eof = true;
+                Next::Ended
+            }
+            Err(RecvTimeoutError::Timeout) => Next::Quiet,
         }
     }
 
@@ -1232,8 +1243,9 @@ impl Client {
                     self.server_requests.push(Arc::new(doc), size);
                 }
                 None => {
-                    self.note_progress(&root);
-                    self.notifications.push(Arc::new(doc), size)
+                    let doc = Arc::new(doc);
+                    self.note_progress(&doc);
+                    self.notifications.push(doc, size)
                 }
             }
             return Sorted::Other;
@@ -1253,8 +1265,10 @@ impl Client {
         Sorted::Other
     }
 
-    /// Keep a progress notification for the call that asked for progress.
-    fn note_progress(&mut self, root: &Val<'_>) {
+    /// Keep a progress notification for the call that asked for progress:
+    /// the notification as read (no copy of its `params` is made).
+    fn note_progress(&mut self, doc: &Arc<Doc>) {
+        let root = doc.root();
         if root.get("method").and_then(|m| m.as_str()) != Some("notifications/progress") {
             return;
         }
@@ -1264,20 +1278,20 @@ impl Client {
         };
         if self.progress_token == Some(token) {
             if self.progress_seen.len() < MAX_PROGRESS_KEPT {
-                self.progress_seen.push(params.to_value());
+                self.progress_seen.push(Arc::clone(doc));
             }
         } else if let Some(call) = self.async_calls.get_mut(&token).filter(|c| c.progress && c.answer.is_none()) {
             if call.progress_kept < MAX_PROGRESS_KEPT {
                 call.progress_kept += 1;
-                call.progress_new.push(params.to_value());
+                call.progress_new.push(Arc::clone(doc));
             }
         }
     }
 
-    /// The `params` of the progress notifications received for the last
-    /// call that asked for progress: all of them, or (`new_only`) those not
-    /// handed out before.
-    pub fn take_progress(&mut self, new_only: bool) -> Vec<Value> {
+    /// The progress notifications received for the last call that asked
+    /// for progress: all of them, or (`new_only`) those not handed out
+    /// before. Each has `params` ([`progress_params`]).
+    pub fn take_progress(&mut self, new_only: bool) -> Vec<Arc<Doc>> {
         let from = if new_only { self.progress_taken } else { 0 };
         self.progress_taken = self.progress_seen.len();
         self.progress_seen[from.min(self.progress_seen.len())..].to_vec()
@@ -1298,18 +1312,8 @@ impl Client {
         if self.op.is_some() {
             return;
         }
-        loop {
-            match self.events.try_recv() {
-                Ok(Event::Line(at, bytes)) => {
-                    self.released(bytes.len());
-                    self.take_line(at, bytes, None);
-                }
-                Ok(Event::Eof) | Err(TryRecvError::Disconnected) => {
-                    self.eof = true;
-                    break;
-                }
-                Err(TryRecvError::Empty) => break,
-            }
+        while let Next::Line(at, bytes) = self.next_line(Instant::now()) {
+            self.take_line(at, bytes, None);
         }
     }
 
@@ -1584,6 +1588,13 @@ fn outcome_value(o: &Outcome) -> Value {
         Outcome::Answer(a) => a.to_value(),
         Outcome::Pages(pages) => Value::Array(pages.iter().map(Answer::to_value).collect()),
     }
+}
+
+/// The `params` of a progress notification [`Client::take_progress`] or
+/// [`Client::take_async_progress`] handed out (present by construction).
+pub fn progress_params(notification: &Doc) -> Val<'_> {
+    let root = notification.root();
+    root.get("params").unwrap_or(root)
 }
 
 /// The tools of one `tools/list` page.

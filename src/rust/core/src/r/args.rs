@@ -245,10 +245,90 @@ pub fn build<B: RBuilder>(arguments: Option<Val<'_>>, b: &mut B) -> B::Obj {
     }
 }
 
-/// Build any JSON value (the root of a parsed document, say). Call
-/// [`check_json`] first.
-pub fn build_value<B: RBuilder>(v: Val<'_>, b: &mut B) -> B::Obj {
+/// Build any JSON value: the reader's (the root of a parsed document, say:
+/// call [`check_json`] first) or one this package made itself as a serde
+/// value, which R gets exactly as it would get the same value's text read
+/// back (no text is written).
+pub fn build_value<'a, J: JsonTree<'a>, B: RBuilder>(v: J, b: &mut B) -> B::Obj {
     value(v, b)
+}
+
+/// One node of a JSON tree, as the builder reads it.
+pub enum Node<'a, J: JsonTree<'a>> {
+    /// `null`, and the reader's [`Kind::Deep`] marker (refused by the checks first).
+    Null,
+    Bool(bool),
+    /// A number, as R holds the JSON text of it ([`r_number`]).
+    Number(RNumber),
+    String(&'a str),
+    Array(usize, J::Items),
+    Object(usize, J::Members),
+}
+
+/// A JSON value the builder can read. The mapping to R is [`value`]'s alone,
+/// whatever the source: the reader's [`Val`] (client messages, answers a
+/// client reads) or a `serde_json::Value` (JSON this package made).
+pub trait JsonTree<'a>: Copy + 'a {
+    type Items: Iterator<Item = Self>;
+    type Members: Iterator<Item = (&'a str, Self)>;
+    fn node(self) -> Node<'a, Self>;
+}
+
+impl<'d> JsonTree<'d> for Val<'d> {
+    type Items = crate::json::Children<'d>;
+    type Members = NamedMembers<'d>;
+
+    #[inline]
+    fn node(self) -> Node<'d, Self> {
+        match self.kind() {
+            Kind::Null | Kind::Deep => Node::Null,
+            Kind::True => Node::Bool(true),
+            Kind::False => Node::Bool(false),
+            Kind::Number => Node::Number(r_number(self.raw_str())),
+            Kind::String => Node::String(self.as_str().unwrap_or("")),
+            Kind::Array => Node::Array(self.len(), self.items()),
+            Kind::Object => Node::Object(self.len(), NamedMembers(self.members())),
+        }
+    }
+}
+
+/// An object's members with their names as text (the argument path's
+/// iterator: a plain call per member, no function pointer).
+pub struct NamedMembers<'d>(crate::json::Members<'d>);
+
+impl<'d> Iterator for NamedMembers<'d> {
+    type Item = (&'d str, Val<'d>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(k, v)| (k.as_str().unwrap_or(""), v))
+    }
+}
+
+impl<'a> JsonTree<'a> for &'a serde_json::Value {
+    type Items = std::slice::Iter<'a, serde_json::Value>;
+    type Members = std::iter::Map<
+        serde_json::map::Iter<'a>,
+        fn((&'a String, &'a serde_json::Value)) -> (&'a str, &'a serde_json::Value),
+    >;
+
+    fn node(self) -> Node<'a, Self> {
+        use serde_json::Value;
+        match self {
+            Value::Null => Node::Null,
+            Value::Bool(b) => Node::Bool(*b),
+            // From the text serde writes for it, as a reader of that text
+            // would see it (the text is gone before anything is built: an R
+            // error jumps over the builder's frames, which own nothing).
+            Value::Number(n) => Node::Number(r_number(&n.to_string())),
+            Value::String(s) => Node::String(s),
+            Value::Array(items) => Node::Array(items.len(), items.iter()),
+            Value::Object(map) => {
+                let named: fn((&'a String, &'a Value)) -> (&'a str, &'a Value) = |(k, v)| (k.as_str(), v);
+                Node::Object(map.len(), map.iter().map(named))
+            }
+        }
+    }
 }
 
 /// Check a whole JSON value for what R cannot hold (see [`check`]).
@@ -286,30 +366,29 @@ fn check_json_limits(v: Val<'_>, max_depth: usize, max_string: usize, root: &str
     })
 }
 
-fn value<B: RBuilder>(v: Val<'_>, b: &mut B) -> B::Obj {
-    match v.kind() {
-        Kind::Null | Kind::Deep => b.scalar(Scalar::Null),
-        Kind::True => b.scalar(Scalar::Logical(true)),
-        Kind::False => b.scalar(Scalar::Logical(false)),
-        Kind::Number => match r_number(v.raw_str()) {
+fn value<'a, J: JsonTree<'a>, B: RBuilder>(v: J, b: &mut B) -> B::Obj {
+    match v.node() {
+        Node::Null => b.scalar(Scalar::Null),
+        Node::Bool(x) => b.scalar(Scalar::Logical(x)),
+        Node::Number(n) => match n {
             RNumber::Int(i) => b.scalar(Scalar::Integer(i)),
             RNumber::Double(d) => b.scalar(Scalar::Double(d)),
         },
-        Kind::String => b.scalar(Scalar::String(v.as_str().unwrap_or(""))),
-        Kind::Array => {
-            let list = b.new_list(v.len(), false);
-            for (i, item) in v.items().enumerate() {
+        Node::String(s) => b.scalar(Scalar::String(s)),
+        Node::Array(len, items) => {
+            let list = b.new_list(len, false);
+            for (i, item) in items.enumerate() {
                 let x = value(item, b);
                 b.set_item(list, i, None, x);
             }
             b.finish_list(list);
             list
         }
-        Kind::Object => {
-            let list = b.new_list(v.len(), true);
-            for (i, (key, item)) in v.members().enumerate() {
+        Node::Object(len, members) => {
+            let list = b.new_list(len, true);
+            for (i, (key, item)) in members.enumerate() {
                 let x = value(item, b);
-                b.set_item(list, i, Some(key.as_str().unwrap_or("")), x);
+                b.set_item(list, i, Some(key), x);
             }
             b.finish_list(list);
             list
@@ -429,6 +508,47 @@ mod tests {
         let mut b = ModelBuilder::default();
         let none = build(None, &mut b);
         assert_eq!(b.get(none), RObj::List(vec![], true));
+    }
+
+    #[test]
+    fn a_serde_value_builds_what_its_text_read_back_builds() {
+        let shapes = [
+            r#"{"a":1,"b":[true,false,null],"c":{"d":{"e":[]}},"f":{}}"#,
+            r#"[1,-1,2147483647,-2147483647,-2147483648,2147483648,9007199254740993,18446744073709551615]"#,
+            r#"[1.5,-0.0,0.1,1e300,-1e-300,1.7976931348623157e308,5e-324,123456789012345678901234567890]"#,
+            r#"["","é","\u2603 snow","😀","tab\tquote\"back\\slash","line\nfeed",{"ключ":"значение"}]"#,
+            r#"[[],{},[[]],[{}],{"":{"":[]}},[1,"x",null,true,{"k":[2.5]}]]"#,
+            r#"{"z":1,"a":2,"m":3}"#,
+            r#"null"#,
+            r#""just a string""#,
+            r#"0"#,
+        ];
+        for text in shapes {
+            let serde: serde_json::Value = serde_json::from_str(text).unwrap();
+            let mut direct = ModelBuilder::default();
+            let from_serde = build_value(&serde, &mut direct);
+            let doc = doc(&serde.to_string());
+            let mut read = ModelBuilder::default();
+            let from_text = build_value(doc.root(), &mut read);
+            assert_eq!(direct.open, 0);
+            assert_eq!(direct.get(from_serde), read.get(from_text), "{text}");
+        }
+        // The reader's own mapping, unchanged: an empty object keeps its names.
+        let mut b = ModelBuilder::default();
+        let v = serde_json::json!({"e": {}, "a": [], "n": 3000000000u64, "i": 7});
+        let obj = build_value(&v, &mut b);
+        assert_eq!(
+            b.get(obj),
+            RObj::List(
+                vec![
+                    (Some("e".into()), RObj::List(vec![], true)),
+                    (Some("a".into()), RObj::List(vec![], false)),
+                    (Some("n".into()), RObj::Dbl(3e9)),
+                    (Some("i".into()), RObj::Int(7)),
+                ],
+                true
+            )
+        );
     }
 
     #[test]

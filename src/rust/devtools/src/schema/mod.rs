@@ -37,12 +37,10 @@ pub struct Error {
     pub message: String,
 }
 
-/// Nesting of schema evaluations (about four per level of a schema checked
-/// against the 2020-12 meta-schema; instances nest 128 deep at most) past
-/// which a schema is taken to recurse
-/// without consuming the instance (`{"$ref": "#"}`): reported, never a stack
-/// overflow.
-const MAX_DEPTH: usize = 600;
+/// Nesting of schema evaluations past which evaluation stops with an error,
+/// never a stack overflow (reference cycles that consume nothing are caught
+/// before, as a (schema, instance) pair met again).
+const MAX_DEPTH: usize = 500;
 
 /// The embedded meta-schemas: (draft, text). The 2019-09 and 2020-12 ones
 /// are split in vocabularies, each its own document.
@@ -156,12 +154,13 @@ impl Validator {
     /// Every error of `instance`, in document order of the keywords.
     pub fn errors(&self, instance: &Value) -> Vec<Error> {
         let mut errors = Vec::new();
-        let mut cx = Cx { v: self, scope: vec![self.root_base.clone()], depth: 0 };
+        let mut cx = Cx { v: self, scope: vec![self.root_base.clone()], depth: 0, active: Vec::new() };
         cx.node(&self.root.value, self.root.draft, &self.root_base, instance, &mut String::new(), &mut errors);
         errors
     }
 
     /// Whether `instance` is valid.
+    #[cfg(test)]
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.errors(instance).is_empty()
     }
@@ -351,6 +350,9 @@ struct Cx<'a> {
     v: &'a Validator,
     scope: Vec<String>,
     depth: usize,
+    /// The (schema, instance) pairs being evaluated: meeting one again is a
+    /// reference cycle that consumes nothing.
+    active: Vec<(*const Value, *const Value)>,
 }
 
 fn push_path(path: &mut String, token: &str) -> usize {
@@ -363,6 +365,8 @@ fn push_path(path: &mut String, token: &str) -> usize {
 fn err(errors: &mut Vec<Error>, path: &str, message: String) {
     errors.push(Error { path: path.to_string(), message });
 }
+
+const TYPE_ORDER: [&str; 7] = ["array", "boolean", "integer", "null", "number", "object", "string"];
 
 fn type_name(v: &Value) -> &'static str {
     match v {
@@ -507,10 +511,12 @@ impl Cx<'_> {
             Value::Object(map) => map,
             _ => return ev,
         };
-        if self.depth >= MAX_DEPTH {
+        let key = (schema as *const Value, inst as *const Value);
+        if self.depth >= MAX_DEPTH || self.active.contains(&key) {
             err(errors, path, "the schema recurses without end (a $ref cycle)".to_string());
             return ev;
         }
+        self.active.push(key);
         self.depth += 1;
         let mut base = base.to_string();
         let mut entered = false;
@@ -532,6 +538,7 @@ impl Cx<'_> {
                     self.scope.pop();
                 }
                 self.depth -= 1;
+                self.active.pop();
                 return e;
             }
         }
@@ -593,6 +600,7 @@ impl Cx<'_> {
             self.scope.pop();
         }
         self.depth -= 1;
+        self.active.pop();
         ev
     }
 
@@ -651,10 +659,12 @@ impl Cx<'_> {
                     let message = match value {
                         Value::String(t) => format!("{inst} is not of type \"{t}\""),
                         Value::Array(ts) if ts.len() == 1 => format!("{inst} is not of type {}", ts[0]),
-                        Value::Array(ts) => format!(
-                            "{inst} is not of types {}",
-                            ts.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")
-                        ),
+                        Value::Array(ts) => {
+                            // Listed in a fixed order, as the jsonschema crate did.
+                            let mut names: Vec<&Value> = ts.iter().collect();
+                            names.sort_by_key(|t| TYPE_ORDER.iter().position(|o| t.as_str() == Some(*o)));
+                            format!("{inst} is not of types {}", names.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
+                        }
                         _ => String::new(),
                     };
                     err(errors, path, message);

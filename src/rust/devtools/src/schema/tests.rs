@@ -267,7 +267,7 @@ fn the_official_mcp_schemas_are_valid_and_validate_messages() {
 }
 
 /// What the jsonschema crate said, for the differential test.
-fn reference(schema: &Value, draft: Draft, instance: &Value) -> (bool, Vec<String>) {
+fn reference(schema: &Value, draft: Draft, instance: &Value) -> Option<(bool, Vec<String>)> {
     let d = match draft {
         Draft::Draft4 => jsonschema::Draft::Draft4,
         Draft::Draft6 => jsonschema::Draft::Draft6,
@@ -275,10 +275,12 @@ fn reference(schema: &Value, draft: Draft, instance: &Value) -> (bool, Vec<Strin
         Draft::Draft201909 => jsonschema::Draft::Draft201909,
         Draft::Draft202012 => jsonschema::Draft::Draft202012,
     };
-    let v = jsonschema::options().with_draft(d).should_validate_formats(false).build(schema).unwrap();
+    // The crate refuses to build a schema its draft's meta-schema refuses
+    // (draft 4's boolean exclusiveMinimum under draft 6): nothing to compare.
+    let v = jsonschema::options().with_draft(d).should_validate_formats(false).build(schema).ok()?;
     let mut e: Vec<String> = v.iter_errors(instance).map(|e| format!("{}: {e}", e.instance_path().as_str())).collect();
     e.sort();
-    (v.is_valid(instance), e)
+    Some((v.is_valid(instance), e))
 }
 
 #[test]
@@ -293,7 +295,7 @@ fn results_agree_with_the_jsonschema_crate() {
                 let ours = Validator::new(&schema, draft).unwrap();
                 let mut mine: Vec<String> = ours.errors(i).into_iter().map(|e| format!("{}: {}", e.path, e.message)).collect();
                 mine.sort();
-                let (ok, theirs) = reference(&schema, draft, i);
+                let Some((ok, theirs)) = reference(&schema, draft, i) else { continue };
                 assert_eq!(mine.is_empty(), ok, "{draft:?} {schema} on {i}: ours {mine:?}, jsonschema {theirs:?}");
                 // Single errors must read the same.
                 if theirs.len() == 1 && mine.len() == 1 && !theirs[0].contains("unexpected") {

@@ -795,7 +795,9 @@ impl Cx<'_> {
                 }
             }
             "dependentSchemas" | "dependencies" => {
-                if (k == "dependentSchemas") != modern {
+                // `dependencies` (drafts 4 to 7) stays honoured in later
+                // drafts, as the jsonschema crate did.
+                if k == "dependentSchemas" && !modern {
                     return;
                 }
                 if let (Value::Object(o), Value::Object(deps)) = (inst, value) {

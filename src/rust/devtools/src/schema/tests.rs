@@ -287,7 +287,8 @@ fn results_agree_with_the_jsonschema_crate() {
     let mut compared = 0;
     for (since, schema, good, bad) in cases() {
         for draft in ALL.into_iter().filter(|d| *d >= since) {
-            if schema.get("format").is_some() {
+            // A fragment `$id` is an anchor only up to draft 7; later meta-schemas refuse it.
+            if schema.get("format").is_some() || draft > Draft::Draft7 && schema.to_string().contains(r##""$id":"#"##) {
                 continue;
             }
             for i in good.iter().chain(&bad) {

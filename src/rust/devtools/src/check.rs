@@ -12,6 +12,8 @@ use mcplite_core::wire;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
+use crate::schema::{Draft, Validator};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Severity {
     /// Clients will fail: no tools, a rejected listing, a tool that cannot work.
@@ -220,56 +222,36 @@ const URI_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 /// A `$schema` value: the draft it names, and whether MCP clients can be
 /// expected to support it (2020-12, and draft-07 which the older MCP schema
 /// files themselves use).
-pub(crate) fn dialect(uri: &str) -> Option<(jsonschema::Draft, bool)> {
+pub(crate) fn dialect(uri: &str) -> Option<(Draft, bool)> {
     let u = uri.trim_end_matches('#');
     let u = u.strip_prefix("https://").or_else(|| u.strip_prefix("http://"))?;
     match u {
-        "json-schema.org/draft/2020-12/schema" => Some((jsonschema::Draft::Draft202012, true)),
-        "json-schema.org/draft-07/schema" => Some((jsonschema::Draft::Draft7, true)),
-        "json-schema.org/draft/2019-09/schema" => Some((jsonschema::Draft::Draft201909, false)),
-        "json-schema.org/draft-06/schema" => Some((jsonschema::Draft::Draft6, false)),
-        "json-schema.org/draft-04/schema" => Some((jsonschema::Draft::Draft4, false)),
+        "json-schema.org/draft/2020-12/schema" => Some((Draft::Draft202012, true)),
+        "json-schema.org/draft-07/schema" => Some((Draft::Draft7, true)),
+        "json-schema.org/draft/2019-09/schema" => Some((Draft::Draft201909, false)),
+        "json-schema.org/draft-06/schema" => Some((Draft::Draft6, false)),
+        "json-schema.org/draft-04/schema" => Some((Draft::Draft4, false)),
         _ => None,
-    }
-}
-
-/// Never fetches anything: a check must not read files or the network.
-pub(crate) struct NoFetch;
-
-impl jsonschema::Retrieve for NoFetch {
-    fn retrieve(&self, uri: &jsonschema::Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        Err(format!("{} is not fetched", uri.as_str()).into())
     }
 }
 
 /// Meta-schema errors of `schema` (at most `limit`), then whether it compiles
 /// (references resolve, patterns are valid regular expressions).
-fn validate_schema(schema: &Value, draft: jsonschema::Draft, limit: usize) -> (Vec<String>, Option<String>) {
-    use jsonschema::Draft;
-    let meta = match draft {
-        Draft::Draft4 => jsonschema::draft4::meta::validator(),
-        Draft::Draft6 => jsonschema::draft6::meta::validator(),
-        Draft::Draft7 => jsonschema::draft7::meta::validator(),
-        Draft::Draft201909 => jsonschema::draft201909::meta::validator(),
-        _ => jsonschema::draft202012::meta::validator(),
+fn validate_schema(schema: &Value, draft: Draft, limit: usize) -> (Vec<String>, Option<String>) {
+    let meta = match Validator::meta_schema(draft) {
+        Ok(meta) => meta,
+        Err(e) => return (Vec::new(), Some(e)),
     };
     let errors: Vec<String> = meta
-        .iter_errors(schema)
+        .errors(schema)
+        .into_iter()
         .take(limit)
-        .map(|e| {
-            let at = e.instance_path().as_str().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("at {at}: {e}")
-            }
-        })
+        .map(|e| if e.path.is_empty() { e.message } else { format!("at {}: {}", e.path, e.message) })
         .collect();
     if !errors.is_empty() {
         return (errors, None);
     }
-    let compiled = jsonschema::options().with_draft(draft).with_retriever(NoFetch).build(schema);
-    (errors, compiled.err().map(|e| e.to_string()))
+    (errors, Validator::new(schema, draft).err())
 }
 
 fn tool_name(tool: &Value) -> Option<&str> {
@@ -372,7 +354,7 @@ fn check_schema(tool: &str, field: &str, schema: &Value, out: &mut Vec<Finding>)
             "write required as an array, e.g. I(\"x\") or list(\"x\") in R",
         )),
     }
-    let mut draft = jsonschema::Draft::Draft202012;
+    let mut draft = Draft::Draft202012;
     let mut validate = true;
     match root.get("$schema") {
         None => {}

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::check::{dialect, NoFetch};
+use crate::check::dialect;
+use crate::schema::{Draft, Validator};
 use mcplite_core::wire;
 
 /// Errors listed in one message, at most.
@@ -19,7 +20,7 @@ const SHOWN: usize = 5;
 /// Compiled output schemas by tool name, from one tools listing.
 #[derive(Default)]
 pub struct OutputSchemas {
-    validators: HashMap<String, jsonschema::Validator>,
+    validators: HashMap<String, Validator>,
 }
 
 impl OutputSchemas {
@@ -38,8 +39,8 @@ impl OutputSchemas {
                 .and_then(Value::as_str)
                 .and_then(dialect)
                 .map(|(d, _)| d)
-                .unwrap_or(jsonschema::Draft::Draft202012);
-            if let Ok(v) = jsonschema::options().with_draft(draft).with_retriever(NoFetch).build(schema) {
+                .unwrap_or(Draft::Draft202012);
+            if let Ok(v) = Validator::new(schema, draft) {
                 validators.insert(name.to_string(), v);
             }
         }
@@ -63,12 +64,9 @@ impl OutputSchemas {
             return Err(format!("tool {tool} declares an output schema but its result has no structuredContent"));
         };
         let errors: Vec<String> = validator
-            .iter_errors(structured)
-            .map(|e| {
-                let at = e.instance_path().as_str().to_string();
-                let at = if at.is_empty() { "/".to_string() } else { at };
-                format!("at {at}: {e}")
-            })
+            .errors(structured)
+            .into_iter()
+            .map(|e| format!("at {}: {}", if e.path.is_empty() { "/" } else { &e.path }, e.message))
             .collect();
         if errors.is_empty() {
             return Ok(());

@@ -11,3 +11,4 @@ pub mod client;
 pub mod config_file;
 pub mod conformance;
 pub mod platform;
+pub(crate) mod schema;

@@ -76,6 +76,10 @@ wire_names! {
     ONE_OF = "oneOf";
     ALL_OF = "allOf";
     ADDITIONAL_PROPERTIES = "additionalProperties";
+    MIN_LENGTH = "minLength";
+    MAX_LENGTH = "maxLength";
+    MIN_ITEMS = "minItems";
+    MAX_ITEMS = "maxItems";
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use mcplite_core::wire;
 use regex_lite::Regex;
 use serde_json::{Map, Value};
 
@@ -115,7 +116,8 @@ impl Validator {
             if i == 0 {
                 v.root_base = base.clone();
             }
-            let mut walk = Walk { draft: doc.draft, doc: i, targets: &mut v.targets, dynamic: &mut v.dynamic, refs: &mut refs };
+            let mut walk =
+                Walk { draft: doc.draft, doc: i, targets: &mut v.targets, dynamic: &mut v.dynamic, refs: &mut refs };
             walk.schema(&doc.value, base, String::new());
             collect_patterns(&doc.value, &mut patterns);
         }
@@ -123,7 +125,9 @@ impl Validator {
         for (base, reference) in refs {
             let target = uri::resolve(&base, &reference);
             if v.locate(&target).is_none() {
-                return Err(format!("Unresolvable reference {reference}: {target} is not in the schema and is not fetched"));
+                return Err(format!(
+                    "Unresolvable reference {reference}: {target} is not in the schema and is not fetched"
+                ));
             }
         }
         for p in patterns {
@@ -290,11 +294,17 @@ impl Walk<'_> {
                 continue;
             }
             let child = format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1"));
-            if matches!(k.as_str(), "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" | "dependencies")
-            {
+            if matches!(
+                k.as_str(),
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" | "dependencies"
+            ) {
                 if let Value::Object(members) = v {
                     for (name, sub) in members {
-                        self.schema(sub, base.clone(), format!("{child}/{}", name.replace('~', "~0").replace('/', "~1")));
+                        self.schema(
+                            sub,
+                            base.clone(),
+                            format!("{child}/{}", name.replace('~', "~0").replace('/', "~1")),
+                        );
                     }
                 }
             } else if v.is_object() || v.is_array() {
@@ -466,7 +476,14 @@ fn enum_message(inst: &Value, options: &[Value]) -> String {
 }
 
 impl Cx<'_> {
-    fn valid(&mut self, schema: &Value, draft: Draft, base: &str, inst: &Value, path: &mut String) -> Option<Evaluated> {
+    fn valid(
+        &mut self,
+        schema: &Value,
+        draft: Draft,
+        base: &str,
+        inst: &Value,
+        path: &mut String,
+    ) -> Option<Evaluated> {
         let mut errors = Vec::new();
         let e = self.node(schema, draft, base, inst, path, &mut errors);
         errors.is_empty().then_some(e)
@@ -503,7 +520,9 @@ impl Cx<'_> {
     ) -> Evaluated {
         let mut ev = Evaluated::default();
         let map = match schema {
-            Value::Bool(true) => return Evaluated { props: HashSet::new(), items: 0, all_items: true }.with_props(inst),
+            Value::Bool(true) => {
+                return Evaluated { props: HashSet::new(), items: 0, all_items: true }.with_props(inst)
+            }
             Value::Bool(false) => {
                 err(errors, path, format!("False schema does not allow {inst}"));
                 return ev;
@@ -521,7 +540,7 @@ impl Cx<'_> {
         let mut base = base.to_string();
         let mut entered = false;
         if let Some(id) = map.get(id_keyword(draft)).and_then(Value::as_str) {
-            if !id.starts_with('#') && !(draft <= Draft::Draft7 && map.contains_key("$ref")) {
+            if !(id.starts_with('#') || draft <= Draft::Draft7 && map.contains_key("$ref")) {
                 base = uri::strip_fragment(&uri::resolve(&base, id)).to_string();
                 if self.scope.last() != Some(&base) {
                     self.scope.push(base.clone());
@@ -565,7 +584,11 @@ impl Cx<'_> {
                 if !extra.is_empty() {
                     if u == &Value::Bool(false) {
                         let n = extra.len();
-                        err(errors, path, format!("Unevaluated properties are not allowed ({}{}", quoted_list(&extra), unexpected(n)));
+                        err(
+                            errors,
+                            path,
+                            format!("Unevaluated properties are not allowed ({}{}", quoted_list(&extra), unexpected(n)),
+                        );
                     } else {
                         for name in &extra {
                             let at = push_path(path, name);
@@ -589,7 +612,15 @@ impl Cx<'_> {
                     }
                     if !extra.is_empty() {
                         let shown: Vec<String> = extra.iter().map(|(_, v)| v.to_string()).collect();
-                        err(errors, path, format!("Unevaluated items are not allowed ({}{}", quoted_list(&shown), unexpected(shown.len())));
+                        err(
+                            errors,
+                            path,
+                            format!(
+                                "Unevaluated items are not allowed ({}{}",
+                                quoted_list(&shown),
+                                unexpected(shown.len())
+                            ),
+                        );
                     } else {
                         ev.all_items = true;
                     }
@@ -630,7 +661,8 @@ impl Cx<'_> {
                 if let (_, Some(name)) = uri::split_fragment(&target) {
                     if self.v.dynamic.contains(&target) {
                         let name = name.to_string();
-                        if let Some(outer) = self.scope.iter().find(|b| self.v.dynamic.contains(&format!("{b}#{name}"))) {
+                        if let Some(outer) = self.scope.iter().find(|b| self.v.dynamic.contains(&format!("{b}#{name}")))
+                        {
                             target = format!("{outer}#{name}");
                         }
                     }
@@ -663,7 +695,10 @@ impl Cx<'_> {
                             // Listed in a fixed order, as the jsonschema crate did.
                             let mut names: Vec<&Value> = ts.iter().collect();
                             names.sort_by_key(|t| TYPE_ORDER.iter().position(|o| t.as_str() == Some(*o)));
-                            format!("{inst} is not of types {}", names.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
+                            format!(
+                                "{inst} is not of types {}",
+                                names.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+                            )
                         }
                         _ => String::new(),
                     };
@@ -677,15 +712,11 @@ impl Cx<'_> {
                     }
                 }
             }
-            "const" if draft >= Draft::Draft6 => {
-                if !equal(value, inst) {
-                    err(errors, path, format!("{value} was expected"));
-                }
+            "const" if draft >= Draft::Draft6 && !equal(value, inst) => {
+                err(errors, path, format!("{value} was expected"));
             }
-            "multipleOf" => {
-                if inst.is_number() && value.is_number() && !is_multiple(inst, value) {
-                    err(errors, path, format!("{inst} is not a multiple of {value}"));
-                }
+            "multipleOf" if inst.is_number() && value.is_number() && !is_multiple(inst, value) => {
+                err(errors, path, format!("{inst} is not a multiple of {value}"));
             }
             "maximum" | "minimum" => {
                 let (Some(x), Some(limit)) = (num(inst), num(value)) else { return };
@@ -716,14 +747,22 @@ impl Cx<'_> {
                     err(errors, path, format!("{inst} is less than or equal to the minimum of {value}"));
                 }
             }
-            "maxLength" | "minLength" => {
+            wire::MAX_LENGTH | wire::MIN_LENGTH => {
                 let (Value::String(s), Some(limit)) = (inst, value.as_f64()) else { return };
                 let n = s.chars().count() as f64;
                 let shown = limit as u64;
-                if k == "maxLength" && n > limit {
-                    err(errors, path, format!("{inst} is longer than {}", count_label(shown, "character", "characters")));
-                } else if k == "minLength" && n < limit {
-                    err(errors, path, format!("{inst} is shorter than {}", count_label(shown, "character", "characters")));
+                if k == wire::MAX_LENGTH && n > limit {
+                    err(
+                        errors,
+                        path,
+                        format!("{inst} is longer than {}", count_label(shown, "character", "characters")),
+                    );
+                } else if k == wire::MIN_LENGTH && n < limit {
+                    err(
+                        errors,
+                        path,
+                        format!("{inst} is shorter than {}", count_label(shown, "character", "characters")),
+                    );
                 }
             }
             "pattern" => {
@@ -742,13 +781,13 @@ impl Cx<'_> {
                     }
                 }
             }
-            "maxItems" | "minItems" => {
+            wire::MAX_ITEMS | wire::MIN_ITEMS => {
                 let (Value::Array(a), Some(limit)) = (inst, value.as_f64()) else { return };
                 let n = a.len() as f64;
                 let shown = limit as u64;
-                if k == "maxItems" && n > limit {
+                if k == wire::MAX_ITEMS && n > limit {
                     err(errors, path, format!("{inst} has more than {}", count_label(shown, "item", "items")));
-                } else if k == "minItems" && n < limit {
+                } else if k == wire::MIN_ITEMS && n < limit {
                     err(errors, path, format!("{inst} has less than {}", count_label(shown, "item", "items")));
                 }
             }
@@ -821,14 +860,17 @@ impl Cx<'_> {
                     }
                 }
             }
-            "properties" | "patternProperties" | "additionalProperties" => {
+            "properties" | "patternProperties" | wire::ADDITIONAL_PROPERTIES => {
                 let Value::Object(o) = inst else { return };
-                if k != "additionalProperties" {
+                if k != wire::ADDITIONAL_PROPERTIES {
                     for (name, item) in o {
                         let subs: Vec<&Value> = if k == "properties" {
                             value.get(name).into_iter().collect()
                         } else {
-                            value.as_object().into_iter().flatten()
+                            value
+                                .as_object()
+                                .into_iter()
+                                .flatten()
                                 .filter(|(p, _)| self.regex(p).is_some_and(|re| re.is_match(name)))
                                 .map(|(_, s)| s)
                                 .collect()
@@ -859,7 +901,15 @@ impl Cx<'_> {
                 }
                 if value == &Value::Bool(false) {
                     let names: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-                    err(errors, path, format!("Additional properties are not allowed ({}{}", quoted_list(&names), unexpected(names.len())));
+                    err(
+                        errors,
+                        path,
+                        format!(
+                            "Additional properties are not allowed ({}{}",
+                            quoted_list(&names),
+                            unexpected(names.len())
+                        ),
+                    );
                     return;
                 }
                 for name in extra {
@@ -924,7 +974,11 @@ impl Cx<'_> {
                 }
                 if value == &Value::Bool(false) {
                     let shown: Vec<String> = a[subs.len()..].iter().map(Value::to_string).collect();
-                    err(errors, path, format!("Additional items are not allowed ({}{}", shown.join(", "), unexpected(shown.len())));
+                    err(
+                        errors,
+                        path,
+                        format!("Additional items are not allowed ({}{}", shown.join(", "), unexpected(shown.len())),
+                    );
                     return;
                 }
                 for (i, item) in a.iter().enumerate().skip(subs.len()) {
@@ -962,7 +1016,7 @@ impl Cx<'_> {
                     ev.merge(e);
                 }
             }
-            "anyOf" => {
+            wire::ANY_OF => {
                 let mut any = false;
                 for sub in value.as_array().into_iter().flatten() {
                     if let Some(e) = self.valid(sub, draft, base, inst, path) {
@@ -974,10 +1028,14 @@ impl Cx<'_> {
                     }
                 }
                 if !any {
-                    err(errors, path, format!("{inst} is not valid under any of the schemas listed in the 'anyOf' keyword"));
+                    err(
+                        errors,
+                        path,
+                        format!("{inst} is not valid under any of the schemas listed in the 'anyOf' keyword"),
+                    );
                 }
             }
-            "oneOf" => {
+            wire::ONE_OF => {
                 let mut passed = Vec::new();
                 for sub in value.as_array().into_iter().flatten() {
                     if let Some(e) = self.valid(sub, draft, base, inst, path) {
@@ -985,7 +1043,11 @@ impl Cx<'_> {
                     }
                 }
                 match passed.len() {
-                    0 => err(errors, path, format!("{inst} is not valid under any of the schemas listed in the 'oneOf' keyword")),
+                    0 => err(
+                        errors,
+                        path,
+                        format!("{inst} is not valid under any of the schemas listed in the 'oneOf' keyword"),
+                    ),
                     1 => passed.into_iter().for_each(|e| ev.merge(e)),
                     _ => err(
                         errors,
@@ -994,10 +1056,8 @@ impl Cx<'_> {
                     ),
                 }
             }
-            "not" => {
-                if self.valid(value, draft, base, inst, path).is_some() {
-                    err(errors, path, format!("{value} is not allowed for {inst}"));
-                }
+            "not" if self.valid(value, draft, base, inst, path).is_some() => {
+                err(errors, path, format!("{value} is not allowed for {inst}"));
             }
             "if" if draft >= Draft::Draft7 => {
                 let branch = match self.valid(value, draft, base, inst, path) {

@@ -257,6 +257,15 @@ mcp_stderr <- function(proc) {
   paste(readLines(proc$stderr_file, warn = FALSE, encoding = "UTF-8"), collapse = "\n")
 }
 
+# Barrier: a line of the server's standard error that starts with `prefix`
+# (for example "mcplite: workers ready"), or the server's exit. Whether it
+# came.
+wait_stderr_line <- function(proc, prefix, timeout = 60) {
+  wait_until(function() {
+    any(startsWith(strsplit(mcp_stderr(proc), "\n", fixed = TRUE)[[1]], prefix)) || !proc$process$is_alive()
+  }, timeout)
+}
+
 # Close stdin, wait for the server to exit (killing it after `timeout`
 # seconds, which fails the test), and check the tail of stdout.
 # Returns list(responses, lines, stdout, stderr, status).

@@ -40,11 +40,13 @@ test_own_work <- function(n = 4) {
   for (i in seq_len(n)) processx::run(mcp_rscript(), c("--vanilla", "-e", "invisible(NULL)"))
 }
 
-expect_idle_server_quiet <- function(proc) {
+expect_idle_server_quiet <- function(proc, ready = NULL) {
   pid <- proc$process$get_pid()
   mcp_send(proc, initialize_line("2025-11-25"))
   init <- mcp_read(proc, 1)
   expect_identical(init[[1]]$id, 0L)
+  # Workers start while the server serves: idle means after they are ready.
+  if (!is.null(ready)) expect_true(wait_stderr_line(proc, ready), label = mcp_stderr(proc))
   mcp_send(proc, initialized_line())
   # Barrier: the answer to a ping sent after the notification, so the server
   # has handled everything sent and has gone back to waiting.
@@ -91,5 +93,5 @@ test_that("an idle server with workers makes no wake-ups while nothing arrives",
   skip_if_no_mcplite_child()
   proc <- mcp_start(mcp_fixture_server("workers-server.R"), env = c(MCPLITE_TEST_WORKERS = "2"))
   on.exit(mcp_kill(proc), add = TRUE)
-  expect_idle_server_quiet(proc)
+  expect_idle_server_quiet(proc, ready = "mcplite: workers ready")
 })

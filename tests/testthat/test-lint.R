@@ -72,3 +72,33 @@ test_that("the package's code spells each field name and served version once", {
       file = file.path(src$copy, "R", "zz-comments.R"))
   expect_identical(run_lint(src)$status, 0L)
 })
+
+# tools/module-cycles.mjs (run by tools/lint.sh): the modules of each crate
+# import each other in no circle; a planted import back is found.
+test_that("the modules of each crate import each other in no circle", {
+  src <- lint_sources()
+  src$script <- file.path(dirname(src$script), "module-cycles.mjs")
+  clean <- run_lint(src)
+  expect_identical(clean$status, 0L, info = paste(clean$out, collapse = "\n"))
+  expect_match(clean$out[[1]], "three crates: clean")
+
+  cases <- list(
+    # The glue: the C API layer reading strings through the RValue view.
+    list("src/rust/src/ffi.rs", "pub fn last_error_message() -> String {",
+         "pub fn last_error_message() -> String {\n    let _ = crate::sexp::Sx::borrowed;", "import each other: .*ffi\\.rs.*sexp\\.rs"),
+    # The core: a parent module calling back into its child.
+    list("src/rust/core/src/r/mod.rs", "pub fn quote_names<", "fn _f() { let _ = spec::tool_name; }\npub fn quote_names<",
+         "import each other: .*r/mod\\.rs.*r/spec\\.rs"),
+    # The developer tools: the schema validator reaching up into the checks.
+    list("src/rust/devtools/src/schema/mod.rs", "use regex_lite::Regex;",
+         "use regex_lite::Regex;\nuse crate::check::dialect;", "import each other: .*check\\.rs.*schema/mod\\.rs")
+  )
+  for (case in cases) {
+    one <- lint_sources()
+    one$script <- src$script
+    plant(one, case[[1]], case[[2]], case[[3]])
+    res <- run_lint(one)
+    expect_identical(res$status, 1L, info = paste(case[[1]], paste(res$out, collapse = "\n")))
+    expect_true(any(grepl(case[[4]], res$out)), info = paste(res$out, collapse = "\n"))
+  }
+})

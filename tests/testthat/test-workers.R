@@ -369,12 +369,6 @@ gated_workers_server <- function(dir, fail = FALSE) {
 }
 
 # Wait until the server's stderr has a line starting with `prefix`.
-wait_stderr_line <- function(proc, prefix, timeout = 60) {
-  wait_until(function() {
-    any(startsWith(strsplit(mcp_stderr(proc), "\n", fixed = TRUE)[[1]], prefix)) || !proc$process$is_alive()
-  }, timeout)
-}
-
 test_that("the server answers while its workers evaluate the script; a call made meanwhile waits for them, answered once", {
   dir <- barrier_dir()
   proc <- gated_workers_server(dir)

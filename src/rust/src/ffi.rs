@@ -12,6 +12,7 @@
 
 use extendr_api::prelude::*;
 use extendr_ffi::{cetype_t, Rboolean, SEXP, SEXPTYPE};
+use std::borrow::Cow;
 use std::ffi::c_void;
 use std::os::raw::{c_char, c_int};
 
@@ -189,8 +190,77 @@ pub fn last_error_message() -> String {
     });
     let Some(text) = text else { return UNKNOWN.to_string() };
     let text = Kept(text);
-    let Some(text) = mcplite_core::r::string1(&crate::sexp::Sx::borrowed(&text)) else { return UNKNOWN.to_string() };
+    // SAFETY: `text` is a live object kept above; its type and length are
+    // checked before its first element is read, and the bytes are copied
+    // before `text` is released.
+    let bytes = unsafe {
+        let sexp = text.0;
+        if extendr_ffi::TYPEOF(sexp) != SEXPTYPE::STRSXP || extendr_ffi::Rf_xlength(sexp) != 1 {
+            return UNKNOWN.to_string();
+        }
+        charsxp_utf8(extendr_ffi::STRING_ELT(sexp, 0)).map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    let Some(text) = bytes else { return UNKNOWN.to_string() };
     error_text(&text).unwrap_or_else(|| UNKNOWN.to_string())
+}
+
+/// Whether R's session uses UTF-8 (so native strings are UTF-8). Read for
+/// every native string the serializer meets, so a plain static rather than
+/// the thread-local helpers (R is single-threaded; this only caches a fact
+/// of the session R reported).
+// Global because the core's serializer reads values through `RValue`, which
+// carries no context; set with the helpers at each entry point that serializes (`sexp::set_helpers`).
+static UTF8_LOCALE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Remember whether R's session uses UTF-8 (see [`UTF8_LOCALE`]).
+pub fn set_utf8_locale(utf8: bool) {
+    UTF8_LOCALE.store(utf8, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[inline]
+fn utf8_locale() -> bool {
+    UTF8_LOCALE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The UTF-8 bytes of a CHARSXP, or `None` for `NA`. UTF-8, ASCII, "bytes"
+/// and native strings in a UTF-8 locale are borrowed as they are (never
+/// handed to R's translation, which raises an R error for "bytes"); others
+/// (Latin-1, other native encodings) are translated as jsonlite's enc2utf8
+/// does, under error protection, releasing R's scratch memory at once so a
+/// long-running server does not accumulate it.
+///
+/// # Safety
+/// `ch` must be a CHARSXP that outlives the returned borrow.
+pub unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
+    // SAFETY: `ch` is a live CHARSXP per the contract above (whole body).
+    unsafe {
+        if ch == extendr_ffi::R_NaString {
+            return None;
+        }
+        let n = extendr_ffi::LENGTH(ch).max(0) as usize;
+        let p = extendr_ffi::R_CHAR(ch) as *const u8;
+        let bytes: &[u8] = if n == 0 || p.is_null() { &[] } else { std::slice::from_raw_parts(p, n) };
+        let ce = Rf_getCharCE(ch);
+        let native_utf8 = matches!(ce, cetype_t::CE_NATIVE) && utf8_locale();
+        if matches!(ce, cetype_t::CE_UTF8 | cetype_t::CE_BYTES) || native_utf8 || bytes.is_ascii() {
+            return Some(Cow::Borrowed(bytes));
+        }
+        let translated = protected(|| {
+            let top = vmaxget();
+            let t = Rf_translateCharUTF8(ch);
+            let len = if t.is_null() { 0 } else { std::ffi::CStr::from_ptr(t).to_bytes().len() };
+            (top, t, len)
+        });
+        match translated {
+            Some((top, t, len)) if !t.is_null() => {
+                let owned = std::slice::from_raw_parts(t as *const u8, len).to_vec();
+                vmaxset(top);
+                Some(Cow::Owned(owned))
+            }
+            // Translation failed: keep the bytes; they are checked later.
+            _ => Some(Cow::Borrowed(bytes)),
+        }
+    }
 }
 
 /// The message of `geterrmessage()`'s text: "Error in f() : boom\n" stays

@@ -34,49 +34,18 @@ pub struct RHost {
 /// closes its calls.
 static PROGRESS: Mutex<Option<(mcplite_core::progress::Reporter, String)>> = Mutex::new(None);
 
-/// `mcp_progress()`'s report: to the call running now, if it takes progress;
-/// on a worker, to the server's relay (see `crate::relay`); nothing
-/// otherwise (no token, no server, a tool called as a plain function).
-pub fn report_progress(report: mcplite_core::progress::Report) {
+/// `mcp_progress()`'s report, for the call running in this process now if
+/// it takes progress; the report back otherwise (the caller, `rust_progress()`,
+/// tries a live session's call and a worker's relay next).
+pub fn report_progress(report: mcplite_core::progress::Report) -> Option<mcplite_core::progress::Report> {
     let current = lock(&PROGRESS);
-    match current.as_ref() {
-        Some((reporter, tool)) => {
-            if let Some(said) = offer(reporter, tool, report) {
-                drop(current);
-                diag(&said);
-            }
-        }
-        None => {
-            drop(current);
-            // A call of a live session (its link), else one on a worker.
-            if let Some(report) = crate::session::live::report(report) {
-                crate::relay::worker_report(report);
-            }
-        }
-    }
-}
-
-/// Offer a report of `tool`'s call (in this process, or relayed from a
-/// worker), telling the author once per call about values that do not increase.
-pub fn offer_progress(reporter: &mcplite_core::progress::Reporter, tool: &str, report: mcplite_core::progress::Report) {
-    if let Some(said) = offer(reporter, tool, report) {
+    let Some((reporter, tool)) = current.as_ref() else { return Some(report) };
+    let said = crate::progress::offer(reporter, tool, report);
+    drop(current);
+    if let Some(said) = said {
         diag(&said);
     }
-}
-
-fn offer(
-    reporter: &mcplite_core::progress::Reporter,
-    tool: &str,
-    report: mcplite_core::progress::Report,
-) -> Option<String> {
-    use mcplite_core::progress::Offer;
-    let progress = report.progress;
-    match reporter.report(report) {
-        Offer::NotIncreasing { last, first: true } => Some(format!(
-            "mcplite: tool {tool}: mcp_progress({progress}) does not exceed the previous value ({last}); progress must increase, so it was dropped (said once per call)."
-        )),
-        _ => None,
-    }
+    None
 }
 
 /// What the exit hook needs while serving: where it writes, and the

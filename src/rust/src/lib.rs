@@ -12,6 +12,7 @@ mod host;
 mod lines;
 mod otel;
 mod platform;
+mod progress;
 mod relay;
 mod rstring;
 mod script;
@@ -110,13 +111,13 @@ fn rust_describe(x: Robj) -> Robj {
     Robj::from(mcplite_core::r::describe_for_r(&Sx::for_description(&x)))
 }
 
-/// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` `` (`core::r::spec::quote_names`).
+/// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` `` (`core::r::quote_names`).
 /// @noRd
 #[extendr]
 fn rust_quote_names(x: Robj) -> Robj {
     // Lossy: a message never fails over a name it quotes.
     let names = mcplite_core::r::strings(&Sx::borrowed(&x)).unwrap_or_default();
-    Robj::from(mcplite_core::r::spec::quote_names(&names))
+    Robj::from(mcplite_core::r::quote_names(&names))
 }
 
 /// Whether a built `tool_result()` can be sent: NULL, or what is wrong.
@@ -188,7 +189,11 @@ fn rust_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
         mcplite_core::progress::read_report(&Sx::borrowed(&progress), &Sx::borrowed(&total), &Sx::borrowed(&message));
     match read {
         Ok(report) => {
-            host::report_progress(report);
+            // The call running in this process, else a live session's call
+            // (its link), else one on a worker (the server's relay).
+            if let Some(report) = host::report_progress(report).and_then(session::live::report) {
+                relay::worker_report(report);
+            }
             ().into()
         }
         Err((arg, message)) => list!(arg = arg, message = message).into(),

@@ -20,8 +20,8 @@
 //! report that cannot be written at once waits, and a later one replaces it
 //! (only the latest matters); the rest is written when the call ends.
 
-use crate::host::offer_progress;
 use crate::platform::{self, LocalListener, LocalStream, PrivateDir};
+use crate::progress::offer_progress;
 use mcplite_core::dispatch::TaskId;
 use mcplite_core::progress::{read_relay_line, relay_line, Report, Reporter};
 use mcplite_core::telemetry::diag;

@@ -8,7 +8,7 @@
 
 use crate::ffi;
 use extendr_api::prelude::*;
-use extendr_ffi::{cetype_t, SEXP, SEXPTYPE};
+use extendr_ffi::{SEXP, SEXPTYPE};
 use mcplite_core::rjson::{Conversion, RType, RValue};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -22,14 +22,6 @@ pub struct Helpers {
     complex: Robj,
     as_character: Robj,
 }
-
-/// Whether R's session uses UTF-8 (so native strings are UTF-8). Read for
-/// every native string the serializer meets, so a plain static rather than
-/// the thread-local helpers (R is single-threaded; this only caches a fact
-/// of the session R reported).
-// Global because the core's serializer reads values through `RValue`, which
-// carries no context; set with the helpers at each entry point that serializes.
-static UTF8_LOCALE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 thread_local! {
     // Global because the core's serializer calls R's conversions through
@@ -46,59 +38,13 @@ pub fn set_helpers(list: &Robj) -> Result<(), String> {
     };
     let helpers = Helpers { time: item("time")?, complex: item("complex")?, as_character: item("as_character")? };
     let utf8 = mcplite_core::r::flag1(&Sx::borrowed(&item("utf8")?)).unwrap_or(true);
-    UTF8_LOCALE.store(utf8, std::sync::atomic::Ordering::Relaxed);
+    ffi::set_utf8_locale(utf8);
     HELPERS.with(|h| *h.borrow_mut() = Some(helpers));
     Ok(())
 }
 
 fn helpers() -> Result<Helpers, String> {
     HELPERS.with(|h| h.borrow().clone()).ok_or_else(|| "the conversion helpers were not given".to_string())
-}
-
-#[inline]
-fn utf8_locale() -> bool {
-    UTF8_LOCALE.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The UTF-8 bytes of a CHARSXP, or `None` for `NA`. UTF-8, ASCII, "bytes"
-/// and native strings in a UTF-8 locale are borrowed as they are (never
-/// handed to R's translation, which raises an R error for "bytes"); others
-/// (Latin-1, other native encodings) are translated as jsonlite's enc2utf8
-/// does, under error protection, releasing R's scratch memory at once so a
-/// long-running server does not accumulate it.
-///
-/// # Safety
-/// `ch` must be a CHARSXP that outlives the returned borrow.
-unsafe fn charsxp_utf8<'a>(ch: SEXP) -> Option<Cow<'a, [u8]>> {
-    // SAFETY: `ch` is a live CHARSXP per the contract above (whole body).
-    unsafe {
-        if ch == extendr_ffi::R_NaString {
-            return None;
-        }
-        let n = extendr_ffi::LENGTH(ch).max(0) as usize;
-        let p = extendr_ffi::R_CHAR(ch) as *const u8;
-        let bytes: &[u8] = if n == 0 || p.is_null() { &[] } else { std::slice::from_raw_parts(p, n) };
-        let ce = ffi::Rf_getCharCE(ch);
-        let native_utf8 = matches!(ce, cetype_t::CE_NATIVE) && utf8_locale();
-        if matches!(ce, cetype_t::CE_UTF8 | cetype_t::CE_BYTES) || native_utf8 || bytes.is_ascii() {
-            return Some(Cow::Borrowed(bytes));
-        }
-        let translated = ffi::protected(|| {
-            let top = ffi::vmaxget();
-            let t = ffi::Rf_translateCharUTF8(ch);
-            let len = if t.is_null() { 0 } else { std::ffi::CStr::from_ptr(t).to_bytes().len() };
-            (top, t, len)
-        });
-        match translated {
-            Some((top, t, len)) if !t.is_null() => {
-                let owned = std::slice::from_raw_parts(t as *const u8, len).to_vec();
-                ffi::vmaxset(top);
-                Some(Cow::Owned(owned))
-            }
-            // Translation failed: keep the bytes; they are checked later.
-            _ => Some(Cow::Borrowed(bytes)),
-        }
-    }
 }
 
 /// A SEXP seen by the core. Objects reached from a root are kept alive by
@@ -409,7 +355,7 @@ impl RValue for Sx {
         }
         // SAFETY: a character vector and an index below its length; CHARSXPs
         // live as long as their vector.
-        unsafe { charsxp_utf8(extendr_ffi::STRING_ELT(self.sexp, i as isize)) }
+        unsafe { ffi::charsxp_utf8(extendr_ffi::STRING_ELT(self.sexp, i as isize)) }
     }
 
     fn read_error(&self) -> Option<String> {

@@ -5,8 +5,9 @@
 //! it serves tools of its own that say how to attach or choose.
 
 use super::{Message, Op, Registration, MAX_LINE, MAX_REGISTRATION};
-use crate::host::{offer_progress, RFun};
+use crate::host::RFun;
 use crate::platform::{self, SessionStream};
+use crate::progress::offer_progress;
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::{CallContext, Finished, InputWaker, LoopWaker, Started, TaskId, ToolSet};

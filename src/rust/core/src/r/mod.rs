@@ -210,6 +210,15 @@ pub fn list_names<V: RValue>(x: &V) -> Vec<String> {
     names
 }
 
+/// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` ``.
+pub fn quote_names<S: AsRef<str>>(names: &[S]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{}`", n.as_ref())).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => q.join(""),
+    }
+}
+
 /// The warning for annotation names MCP does not define (for `what`:
 /// "tools" or "content"): they are sent as given. `known` lists MCP's names.
 pub fn unknown_annotations<V: RValue, S: AsRef<str>>(
@@ -225,7 +234,7 @@ pub fn unknown_annotations<V: RValue, S: AsRef<str>>(
         arg,
         format!(
             "`{arg}` has {which} {}, which MCP does not define for {what}; {verb} sent as given.\nMCP's names: {known}.",
-            spec::quote_names(names)
+            quote_names(names)
         ),
         Vec::new(),
         x,

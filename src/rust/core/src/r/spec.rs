@@ -3,7 +3,9 @@
 //! R's names meet MCP's: `read_only_hint` becomes `readOnlyHint`, and so on.
 
 use super::fixed::{encode, encode_object, FixedError};
-use super::{describe, field, field_present, string1, strings, Problem, RType, RValue, Verdict, SCALAR, VALUE};
+use super::{
+    describe, field, field_present, quote_names, string1, strings, Problem, RType, RValue, Verdict, SCALAR, VALUE,
+};
 use crate::result::ToolDef;
 use crate::wire;
 use serde_json::{Map, Value};
@@ -110,15 +112,6 @@ fn annotation_names<V: RValue>(
         }
     }
     Ok(names)
-}
-
-/// `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` ``.
-pub fn quote_names<S: AsRef<str>>(names: &[S]) -> String {
-    let q: Vec<String> = names.iter().map(|n| format!("`{}`", n.as_ref())).collect();
-    match q.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => q.join(""),
-    }
 }
 
 fn fixed(tool: &str, e: FixedError) -> String {

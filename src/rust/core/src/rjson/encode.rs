@@ -13,6 +13,34 @@ use super::out::put;
 use super::value::{is_na_real, Conversion, RType, RValue};
 use super::{NaOption, NullMode, Options};
 
+/// Serializes `x` and appends the JSON text to `out`. On error `out` may hold
+/// a partial document; callers discard it.
+pub fn to_json_into<V: RValue>(x: &V, opts: &Options, out: Vec<u8>) -> Result<Vec<u8>, String> {
+    let mut enc = Encoder::new(opts, out);
+    enc.write_root(x)?;
+    if enc.zeroed {
+        super::note_zeroed();
+    }
+    Ok(enc.out)
+}
+
+/// Serializes `x` to JSON text.
+pub fn to_json<V: RValue>(x: &V, opts: &Options) -> Result<Vec<u8>, String> {
+    to_json_into(x, opts, Vec::new())
+}
+
+/// Serializes `x` into a per-thread buffer reused across calls and hands the
+/// text to `f` (which copies it where it belongs, e.g. into an R string).
+/// Reusing the buffer spares the page faults of fresh memory on every call,
+/// a large part of the cost of a multi-megabyte answer. Re-entrant calls get
+/// another buffer.
+pub fn with_json<V: RValue, R>(x: &V, opts: &Options, f: impl FnOnce(&[u8]) -> R) -> Result<R, String> {
+    let bytes = to_json_into(x, opts, super::take_buffer())?;
+    let ret = f(&bytes);
+    super::give_back(bytes);
+    Ok(ret)
+}
+
 /// Maximum nesting of lists, data frames and arrays. jsonlite itself runs out
 /// of C stack at about 150 levels, so nothing it can serialize is refused.
 pub const MAX_DEPTH: usize = 512;

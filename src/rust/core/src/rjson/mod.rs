@@ -16,7 +16,7 @@ mod tests;
 #[doc(hidden)]
 pub mod testvalue;
 
-pub use encode::MAX_DEPTH;
+pub use encode::{to_json, to_json_into, with_json, MAX_DEPTH};
 pub use escape::{write_base64, write_json_string};
 pub use number::Digits;
 pub use value::{is_na_real, Conversion, RType, RValue};
@@ -57,17 +57,6 @@ impl Default for Options {
     }
 }
 
-/// Serializes `x` and appends the JSON text to `out`. On error `out` may hold
-/// a partial document; callers discard it.
-pub fn to_json_into<V: RValue>(x: &V, opts: &Options, out: Vec<u8>) -> Result<Vec<u8>, String> {
-    let mut enc = encode::Encoder::new(opts, out);
-    enc.write_root(x)?;
-    if enc.zeroed {
-        ZEROED.with(|z| z.set(true));
-    }
-    Ok(enc.out)
-}
-
 thread_local! {
     /// Whether this thread wrote a finite non-zero number as 0 since
     /// [`take_zeroed`] last asked: the server tells the author once per tool
@@ -85,11 +74,6 @@ pub fn take_zeroed() -> bool {
 /// Notes that a number was written as 0 elsewhere (a worker's serializer).
 pub fn note_zeroed() {
     ZEROED.with(|z| z.set(true));
-}
-
-/// Serializes `x` to JSON text.
-pub fn to_json<V: RValue>(x: &V, opts: &Options) -> Result<Vec<u8>, String> {
-    to_json_into(x, opts, Vec::new())
 }
 
 /// Output buffers up to this size are always kept for the next answer.
@@ -141,18 +125,6 @@ pub fn give_back(mut buf: Vec<u8>) {
         a.set(x);
         b.set(y);
     });
-}
-
-/// Serializes `x` into a per-thread buffer reused across calls and hands the
-/// text to `f` (which copies it where it belongs, e.g. into an R string).
-/// Reusing the buffer spares the page faults of fresh memory on every call,
-/// a large part of the cost of a multi-megabyte answer. Re-entrant calls get
-/// another buffer.
-pub fn with_json<V: RValue, R>(x: &V, opts: &Options, f: impl FnOnce(&[u8]) -> R) -> Result<R, String> {
-    let bytes = to_json_into(x, opts, take_buffer())?;
-    let ret = f(&bytes);
-    give_back(bytes);
-    Ok(ret)
 }
 
 #[cfg(test)]

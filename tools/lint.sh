@@ -8,7 +8,8 @@
 # (rustup component add rustfmt clippy). Last, tools/wire-names.mjs (node):
 # no MCP field name is spelled in the R or Rust code outside
 # src/rust/core/src/wire.rs, and no served protocol version outside
-# src/rust/core/src/version.rs.
+# src/rust/core/src/version.rs; and tools/module-cycles.mjs: the modules of
+# each crate import each other in no circle.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -47,6 +48,7 @@ done
 
 if command -v node >/dev/null 2>&1; then
   node tools/wire-names.mjs || status=1
+  node tools/module-cycles.mjs || status=1
 else
   echo "names  skipped: node is not on PATH"; status=1
 fi

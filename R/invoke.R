@@ -11,16 +11,25 @@ invoke_tool <- function(fun, args, name) {
         list(ok = FALSE, message = sprintf("Tool %s was interrupted.", name))
       }
     ),
-    warning = function(w) {
-      cat(sprintf("Warning in tool %s: %s\n", name, condition_text(w, name)),
-          file = stderr())
-      invokeRestart("muffleWarning")
-    },
-    message = function(m) {
-      cat(condition_text(m, name, trim = FALSE), file = stderr())
-      invokeRestart("muffleMessage")
-    }
+    warning = tool_warning(name),
+    message = tool_message(name)
   )
+}
+
+# A tool's warnings and messages go to stderr at once (calling handlers).
+tool_warning <- function(name) {
+  function(w) {
+    cat(sprintf("Warning in tool %s: %s\n", name, condition_text(w, name)),
+        file = stderr())
+    invokeRestart("muffleWarning")
+  }
+}
+
+tool_message <- function(name) {
+  function(m) {
+    cat(condition_text(m, name, trim = FALSE), file = stderr())
+    invokeRestart("muffleMessage")
+  }
 }
 
 # invoke_tool() for a server that runs its tools in this process (the host
@@ -34,15 +43,8 @@ invoke_tool <- function(fun, args, name) {
 serve_tool <- function(fun, args, name) {
   withCallingHandlers(
     list(ok = TRUE, value = as_tool_value(tool_closure(fun, args))),
-    warning = function(w) {
-      cat(sprintf("Warning in tool %s: %s\n", name, condition_text(w, name)),
-          file = stderr())
-      invokeRestart("muffleWarning")
-    },
-    message = function(m) {
-      cat(condition_text(m, name, trim = FALSE), file = stderr())
-      invokeRestart("muffleMessage")
-    },
+    warning = tool_warning(name),
+    message = tool_message(name),
     error = function(e) abort_tool(condition_text(e, name)),
     interrupt = function(e) abort_tool(sprintf("Tool %s was interrupted.", name))
   )

@@ -7,7 +7,6 @@
 import { readFileSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createInterface } from "node:readline";
 import Ajv from "ajv";
 import Ajv2020 from "ajv/dist/2020.js";
 
@@ -314,10 +313,26 @@ export function createValidator(dir = schemaDir()) {
   return { validate, schemaDir: dir };
 }
 
+// The lines of standard input, split at "\n" only: node 24's readline also
+// ends a line at U+2028 and U+2029, which JSON allows raw inside strings.
+async function* stdinLines() {
+  const decoder = new TextDecoder("utf-8");
+  let rest = "";
+  for await (const chunk of process.stdin) {
+    rest += decoder.decode(chunk, { stream: true });
+    let at;
+    while ((at = rest.indexOf("\n")) >= 0) {
+      yield rest.slice(0, at).replace(/\r$/, "");
+      rest = rest.slice(at + 1);
+    }
+  }
+  rest += decoder.decode();
+  if (rest) yield rest;
+}
+
 async function main() {
   const v = createValidator();
-  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  for await (const line of rl) {
+  for await (const line of stdinLines()) {
     if (!line.trim()) continue;
     let out;
     try {

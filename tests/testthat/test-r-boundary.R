@@ -81,7 +81,7 @@ test_that("arguments R cannot allocate are a tool error with R's message, and la
     expect_true(isTRUE(res$isError), info = id)
     # R's own words, not a guess: R says it could not allocate.
     expect_match(res$content[[1]]$text,
-                 "^Tool size received arguments too large for R to hold \\(.*(cannot allocate|vector memory exhausted).*\\)\\.$",
+                 "^Tool size received arguments too large for R to hold \\(.*(cannot allocate|vector memory exhausted|vector memory limit).*\\)\\.$",
                  info = id)
   }
   expect_identical(r$by_id[["3"]]$result$content[[1]]$text, "fine")
@@ -102,6 +102,6 @@ test_that("a lazy vector R cannot make is refused with R's message", {
   res <- r$by_id[["1"]]$result
   expect_true(isTRUE(res$isError))
   expect_match(res$content[[1]]$text,
-               "R could not produce the values of an ALTREP integer vector of length 1000000000: .*(cannot allocate|vector memory exhausted)")
+               "R could not produce the values of an ALTREP integer vector of length 1000000000: .*(cannot allocate|vector memory exhausted|vector memory limit)")
   expect_identical(r$by_id[["2"]]$result$content[[1]]$text, "fine")
 })

@@ -51,7 +51,11 @@ test_that("reading a value R keeps in a wrapper object leaves its metadata and d
   before <- unlist(st$before)
   # The wrappers knew they were sorted with no NA when the script made them.
   expect_true(all(grepl("srt=1,no_na=1", before)), info = paste(before, collapse = " | "))
-  expect_identical(unlist(st$after), before)
+  # Sending them keeps that, where R does: from R 4.6.0 a wrapper forgets its
+  # metadata when anything takes a read-only pointer to its data too (its
+  # Dataptr method locks the data; R's own identical() then forgets it), and
+  # mcplite reads the data through such a pointer. The values stay the same.
+  if (getRversion() < "4.6.0") expect_identical(unlist(st$after), before)
   expect_true(all(unlist(st$same)))
 })
 

@@ -250,6 +250,44 @@ pub(super) fn catch_stop_signals() -> io::Result<SavedSignals> {
     }
 }
 
+/// A pipe whose two ends are close-on-exec from the moment they exist where
+/// the system can (pipe2), so that no child started by another thread in
+/// between inherits them; macOS has no pipe2, so there the flag follows.
+fn cloexec_pipe() -> io::Result<[libc::c_int; 2]> {
+    let mut fds: [libc::c_int; 2] = [-1; 2];
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    ))]
+    // SAFETY: pipe2() fills both descriptors of `fds` on success.
+    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    )))]
+    // SAFETY: pipe() fills both descriptors on success; fcntl() sets a flag on
+    // descriptors we own; on failure both are closed.
+    unsafe {
+        check(libc::pipe(fds.as_mut_ptr()))?;
+        let flagged = check(libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC))
+            .and_then(|_| check(libc::fcntl(fds[1], libc::F_SETFD, libc::FD_CLOEXEC)));
+        if let Err(e) = flagged {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+            return Err(e);
+        }
+    }
+    Ok(fds)
+}
+
 /// The stop bell (see `stop::watch_stop_requests`): a pipe the signal
 /// handler writes a byte into and the watcher thread reads. Made once, kept
 /// for the process's life (so the handler never writes to a descriptor that
@@ -266,17 +304,12 @@ pub(super) fn open_stop_bell() -> io::Result<u64> {
     if BELL_READ.load(Ordering::SeqCst) >= 0 {
         return Ok(0);
     }
-    let mut fds: [libc::c_int; 2] = [-1; 2];
-    // SAFETY: pipe() fills the two descriptors of `fds`; fcntl() only sets
-    // flags on descriptors we own (close-on-exec on both, so no child holds
-    // them; non-blocking on the write end, so a full pipe never blocks the
-    // signal handler). On failure both are closed.
+    let fds = cloexec_pipe()?;
+    // SAFETY: fcntl() only sets a flag on a descriptor we own (non-blocking
+    // on the write end, so a full pipe never blocks the signal handler). On
+    // failure both are closed.
     unsafe {
-        check(libc::pipe(fds.as_mut_ptr()))?;
-        let flagged = check(libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC))
-            .and_then(|_| check(libc::fcntl(fds[1], libc::F_SETFD, libc::FD_CLOEXEC)))
-            .and_then(|_| check(libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK)));
-        if let Err(e) = flagged {
+        if let Err(e) = check(libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK)) {
             libc::close(fds[0]);
             libc::close(fds[1]);
             return Err(e);
@@ -394,15 +427,9 @@ pub(super) struct Wake {
 
 impl Wake {
     pub(super) fn new(_input: &File) -> io::Result<Wake> {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: pipe() fills both descriptors on success.
-        check(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+        let fds = cloexec_pipe()?;
         // SAFETY: both are open descriptors that nothing else owns.
         let (read_end, write_end) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
-        for f in [&read_end, &write_end] {
-            // SAFETY: F_SETFD on a descriptor we own.
-            check(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) })?;
-        }
         Ok(Wake { read_end, write_end })
     }
 

@@ -24,14 +24,11 @@
 # build); `R CMD check --as-cran --no-manual` (the root has no LaTeX) checks it,
 # with NOT_CRAN=true so the whole testthat suite runs, skip_on_cran() tests
 # included. Tests that need node (the official SDK clients, schema
-# validation) skip there, and a test that validates stops at that point. With
-# MCPLITE_R_CURRENT_VALIDATE=1 schema validation runs there as on the host:
-# the root has Debian's nodejs, and tests/node/validate.mjs with its
-# node_modules (from tools/install.sh's npm ci; plain JavaScript) and
-# tests/schema are copied in and named by MCPLITE_VALIDATOR. Not yet the
-# default: the parts of the tests it reaches fail under R 4.6 in places
-# (cancelling a running tool, R 4.6's memory-limit message, node 24's reading
-# of U+2028 in the validator's input).
+# validation) would skip there; schema validation runs as on the host: the
+# root has Debian's nodejs, and tests/node/validate.mjs with its node_modules
+# (from tools/install.sh's npm ci; plain JavaScript) and tests/schema are
+# copied in and named by MCPLITE_VALIDATOR (MCPLITE_R_CURRENT_VALIDATE=0 turns
+# that off: a test that validates then stops at that point).
 # is not set. Prints the R and rustc versions, testthat's counts, the check's
 # Status line and every NOTE; exits non-zero on an ERROR, a WARNING or a failing
 # test.
@@ -387,7 +384,7 @@ if [ -n "$tarball_in" ]; then tarball=$(basename "$tarball_in"); else tarball=$(
 # The schema validator the tests use (tests/node is not in the tarball).
 validator=$build/validator/tests/node/validate.mjs
 validator_env=()
-if [ "${MCPLITE_R_CURRENT_VALIDATE:-}" != 1 ]; then
+if [ "${MCPLITE_R_CURRENT_VALIDATE:-1}" = 0 ]; then
   : # validation skips in the root (see the top of this file)
 elif [ -d tests/node/node_modules/ajv ] && [ -d tests/schema ]; then
   mkdir -p "$target$build/validator/tests"

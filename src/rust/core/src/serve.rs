@@ -22,6 +22,7 @@ use crate::transport::LineReader;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Write};
 use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -75,6 +76,18 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
     msg.param(crate::wire::REQUEST_ID).and_then(IdKey::of)
 }
 
+/// How long the handler spins on the queue for the client's next line after
+/// serving one, before it sleeps: a client that sends its next request as
+/// soon as it has read an answer (one call at a time) finds the handler
+/// awake, and the request reaches it without a wake-up of R's thread (a
+/// futex wake and a context switch, a good part of such a round trip:
+/// bench/README.md, "Throughput"). Only right after a line was served, once:
+/// an idle server sleeps as before (no CPU, no context switches).
+pub const HANDLER_SPIN: Duration = Duration::from_micros(60);
+
+/// Spin-loop hints between two looks at the clock while spinning.
+const SPIN_CHECK_EVERY: u32 = 32;
+
 /// How many bytes of lines the reader thread may hold ahead of the handler
 /// (besides [`READ_AHEAD`] lines): a line longer than this is still read,
 /// alone.
@@ -90,6 +103,10 @@ struct Queue {
     state: Mutex<Held>,
     to_handler: std::sync::Condvar,
     to_reader: std::sync::Condvar,
+    /// Counts what the handler may act on (lines, the end, wake-ups), bumped
+    /// under the lock: a handler spinning before it waits ([`HANDLER_SPIN`])
+    /// watches it without the lock.
+    news: AtomicU64,
 }
 
 #[derive(Default)]
@@ -135,6 +152,7 @@ impl Queue {
         }
         g.items.push_back((n, item));
         g.bytes += n;
+        self.news.fetch_add(1, Ordering::Release);
         if g.handler_waiting {
             self.to_handler.notify_one();
         }
@@ -145,6 +163,7 @@ impl Queue {
     fn end(&self) {
         let mut g = self.lock();
         g.ended = true;
+        self.news.fetch_add(1, Ordering::Release);
         if g.handler_waiting {
             self.to_handler.notify_one();
         }
@@ -195,13 +214,30 @@ impl Lines {
         self.take(&mut g).ok_or(TryRecvError::Empty)
     }
 
-    /// Wait for the next item, at most `wait` (`None`: as long as it takes).
-    fn recv(&self, wait: Option<Duration>) -> Result<Next, RecvTimeoutError> {
-        let deadline = wait.map(|w| Instant::now() + w);
+    /// Wait for the next item, at most `wait` (`None`: as long as it takes),
+    /// spinning for at most `spin` of that before sleeping (see
+    /// [`HANDLER_SPIN`]).
+    fn recv(&self, wait: Option<Duration>, spin: Duration) -> Result<Next, RecvTimeoutError> {
+        let start = Instant::now();
+        let deadline = wait.map(|w| start + w);
+        let mut spin_until = (!spin.is_zero()).then(|| start + wait.map_or(spin, |w| w.min(spin)));
         let mut g = self.queue.lock();
         loop {
             if let Some(next) = self.take(&mut g) {
                 return Ok(next);
+            }
+            if let Some(until) = spin_until.take() {
+                // News is bumped under the lock: none can slip in between
+                // this look and the spin.
+                let seen = self.queue.news.load(Ordering::Acquire);
+                drop(g);
+                while self.queue.news.load(Ordering::Acquire) == seen && Instant::now() < until {
+                    for _ in 0..SPIN_CHECK_EVERY {
+                        std::hint::spin_loop();
+                    }
+                }
+                g = self.queue.lock();
+                continue;
             }
             g.handler_waiting = true;
             g = match deadline {
@@ -226,6 +262,7 @@ impl Lines {
         Arc::new(move || {
             let mut g = queue.lock();
             g.woken = true;
+            queue.news.fetch_add(1, Ordering::Release);
             if g.handler_waiting {
                 queue.to_handler.notify_one();
             }
@@ -614,6 +651,8 @@ where
     let stop_requests = || stops.requests();
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
+    // The last turn of the loop served a line from the idle wait.
+    let mut served_line = false;
     loop {
         if s.output_closed() {
             return Ok(Ending::OutputClosed);
@@ -696,12 +735,16 @@ where
             continue;
         }
         // Idle: wait for the next line or wake-up, with no timeout when
-        // every input can wake the loop.
+        // every input can wake the loop; right after serving a line (calls
+        // here, none watched), first spin a little for the next one.
         let wait = if watching { Some(look) } else { idle_wait };
-        match rx.recv(wait) {
+        let spin = if served_line && !watching { HANDLER_SPIN } else { Duration::ZERO };
+        served_line = false;
+        match rx.recv(wait, spin) {
             Ok(Next::Line(item)) => {
                 s.process(item?);
                 look = WORKER_LOOK_MIN;
+                served_line = true;
             }
             Ok(Next::Wake) => {}
             Err(RecvTimeoutError::Timeout) => {

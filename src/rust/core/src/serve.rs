@@ -80,13 +80,13 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
 /// serving one, before it sleeps: a client that sends its next request as
 /// soon as it has read an answer (one call at a time) finds the handler
 /// awake, and the request reaches it without a wake-up of R's thread (a
-/// futex wake and a context switch, a good part of such a round trip:
-/// bench/README.md, "Throughput"). Only right after a line was served, once:
-/// an idle server sleeps as before (no CPU, no context switches).
+/// futex wake, and on a busy machine a wait for a core: bench/README.md,
+/// "Throughput"). It spins by yielding its core, so the reader thread, woken
+/// by the request, runs at once even where R's thread spins (a busy spin
+/// kept it waiting, doubling the slowest round trips on 2 cores). Only right
+/// after a line was served, once: an idle server sleeps as before (no CPU,
+/// no context switches).
 pub const HANDLER_SPIN: Duration = Duration::from_micros(60);
-
-/// Spin-loop hints between two looks at the clock while spinning.
-const SPIN_CHECK_EVERY: u32 = 32;
 
 /// How long an answer may be held back at most. An answer made while more
 /// lines wait in the queue is not written at once but held, so that the
@@ -313,9 +313,7 @@ impl Lines {
                 let seen = self.queue.news.load(Ordering::Acquire);
                 drop(g);
                 while self.queue.news.load(Ordering::Acquire) == seen && Instant::now() < until {
-                    for _ in 0..SPIN_CHECK_EVERY {
-                        std::hint::spin_loop();
-                    }
+                    std::thread::yield_now();
                 }
                 g = self.queue.lock();
                 continue;

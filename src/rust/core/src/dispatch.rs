@@ -955,6 +955,31 @@ mod tests {
         assert!(lines.len() == 1 && lines[0].contains("before tool fourth was answered"), "{lines:?}");
     }
 
+    /// Held answers go out once: in one write when released, or first among
+    /// the exit hook's answers, never both.
+    #[test]
+    fn held_answers_are_written_once() {
+        let owed = Owed::default();
+        assert_eq!(owed.hold(b"{\"id\":1}"), (9, true));
+        assert_eq!(owed.hold(b"{\"id\":2}"), (18, false));
+        let mut written = Vec::new();
+        owed.write_held(|lines| written.extend_from_slice(lines));
+        assert_eq!(written, b"{\"id\":1}\n{\"id\":2}\n");
+        assert!(!owed.holds());
+        owed.write_held(|_| panic!("nothing is held"));
+        // Held when the process ends: the exit hook writes them, then the
+        // calls still owed.
+        owed.hold(b"{\"id\":3}");
+        owed.hold(b"{\"id\":4}");
+        owed.owe(ended("5", "fifth"));
+        let lines = texts(owed.take_answers::<TV>());
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0], "{\"id\":3}\n{\"id\":4}");
+        assert!(lines[1].contains("before tool fifth was answered"), "{}", lines[1]);
+        assert!(!owed.holds());
+        assert!(owed.take_answers::<TV>().is_empty(), "taken once");
+    }
+
     /// Each server owns its list: a second server's calls are not the first's.
     #[test]
     fn each_server_owes_its_own_calls() {

@@ -145,7 +145,8 @@ pub fn tool_call(
     // STRSXP of its length (`SexpBuilder::new_list`) read within bounds, and
     // R's scratch memory from translating them is released at once.
     ffi::make(|| unsafe {
-        let list = extendr_ffi::Rf_protect(mcplite_core::r::args::build(arguments, &mut SexpBuilder { names: &mut names }));
+        let list =
+            extendr_ffi::Rf_protect(mcplite_core::r::args::build(arguments, &mut SexpBuilder { names: &mut names }));
         let arg_names = extendr_ffi::Rf_getAttrib(list, extendr_ffi::R_NamesSymbol);
         let n = if extendr_ffi::TYPEOF(list) == SEXPTYPE::VECSXP { extendr_ffi::Rf_xlength(list) } else { 0 };
         let named = extendr_ffi::TYPEOF(arg_names) == SEXPTYPE::STRSXP && extendr_ffi::Rf_xlength(arg_names) == n;

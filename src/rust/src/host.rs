@@ -192,9 +192,7 @@ impl ToolHost for RHost {
                 };
                 let name_r = match ffi::string(name) {
                     Ok(n) => n,
-                    Err(e) => {
-                        return Started::Done(Finished::Failed(format!("Tool {name} could not be called: {e}")))
-                    }
+                    Err(e) => return Started::Done(Finished::Failed(format!("Tool {name} could not be called: {e}"))),
                 };
                 Prepared::Outcome(invoker, args, name_r)
             }

@@ -187,11 +187,13 @@ impl Owed {
         if held.pop().is_some() {
             lines.push(held);
         }
-        lines.extend(
-            calls
-                .iter()
-                .map(|e| if running.as_ref() == Some(e.id.key()) { e.line::<V>() } else { e.unanswered_line::<V>() }),
-        );
+        lines.extend(calls.iter().map(|e| {
+            if running.as_ref() == Some(e.id.key()) {
+                e.line::<V>()
+            } else {
+                e.unanswered_line::<V>()
+            }
+        }));
         lines
     }
 

@@ -10,19 +10,19 @@
 //! thread (the R thread); a host that runs tools elsewhere (workers) answers
 //! them as they finish.
 
-use crate::dispatch::{Owed, TaskId};
 use crate::dispatch::{
     stopped_message, Answer, Canceller, Facts, Finished, InputWaker, LoopWaker, Pending, Reply, Server, StopRequests,
     StopSource, Stopped, ToolHost,
 };
+use crate::dispatch::{Owed, TaskId};
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::progress::{lock_output, Output, Progress};
 use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Write};
-use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -751,8 +751,9 @@ where
         let sender = std::thread::Builder::new()
             .name("mcplite-progress".into())
             .spawn_scoped(scope, || crate::progress::run_sender(&progress, &out))?;
-        let flushing =
-            std::thread::Builder::new().name("mcplite-flush".into()).spawn_scoped(scope, || run_flusher(&flusher, &out, &owed));
+        let flushing = std::thread::Builder::new()
+            .name("mcplite-flush".into())
+            .spawn_scoped(scope, || run_flusher(&flusher, &out, &owed));
         let flushing = match flushing {
             Ok(thread) => thread,
             Err(e) => {

@@ -33,18 +33,21 @@ tool_message <- function(name) {
 }
 
 # invoke_tool() for a server that runs its tools in this process (the host
-# in src/rust/src/host.rs), at a fraction of its cost: no tryCatch() per call
-# (its R closures took about half of a trivial call). An error or interrupt
+# in src/rust/src/host.rs), at a fraction of its cost. The host builds one
+# call, serve_tool(tool_run(fun(x = 1, y = 2)), "name"), with the arguments
+# in it (no list for do.call()), so `expr` is a promise: the handlers are set
+# before the tool runs. No tryCatch() (its R closures took about half of a
+# trivial call), and no list(ok, value) to read back: an error or interrupt
 # hands its message to the host (rust_tool_failed()), then ends the call
 # through R's top-level "abort" restart, which returns to the host's
 # R_tryEval() without printing anything; the host answers the message. The
 # last restart is the top-level one: a tool's own "abort" restart is skipped.
 # Workers and live sessions keep invoke_tool(), whose list they pass on.
-serve_tool <- function(fun, args, name) {
+serve_tool <- function(expr, name) {
   withCallingHandlers(
-    list(ok = TRUE, value = as_tool_value(tool_closure(fun, args))),
-    warning = tool_warning(name),
-    message = tool_message(name),
+    as_tool_value(expr),
+    warning = function(w) tool_warning(name)(w),
+    message = function(m) tool_message(name)(m),
     error = function(e) abort_tool(condition_text(e, name)),
     interrupt = function(e) abort_tool(sprintf("Tool %s was interrupted.", name))
   )
@@ -54,6 +57,17 @@ abort_tool <- function(message) {
   rust_tool_failed(message)
   restarts <- computeRestarts()
   invokeRestart(restarts[[length(restarts)]])
+}
+
+# The tool's own call (a promise), as the run a cancellation interrupts (see
+# tool_closure()). The host leaves the run again after an error or interrupt
+# (which jump over the second .Call), so no on.exit(). The routines are
+# called directly: rust_closure_scope()'s R wrapper cost as much again.
+tool_run <- function(expr) {
+  .Call(wrap__rust_closure_scope, TRUE)
+  value <- expr
+  .Call(wrap__rust_closure_scope, FALSE)
+  value
 }
 
 # The tool's own function. In the server process, a cancellation of the call
@@ -105,7 +119,7 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers 
   }
   out <- rust_serve(list(
     specs = specs, instructions = instructions, json_opts = json_opts,
-    invoke = serve_tool, info = info, helpers = json_helpers(),
+    invoke = serve_tool, run = tool_run, info = info, helpers = json_helpers(),
     on_start = otel_on_start, workers = workers, session = session
   ))
   if (!is.null(out[["error"]])) {

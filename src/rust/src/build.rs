@@ -118,6 +118,66 @@ pub fn arguments(args: Option<Val<'_>>) -> Result<ffi::Kept, ffi::RFailure> {
     ffi::make(|| mcplite_core::r::args::build(args, &mut SexpBuilder { names: &mut names }))
 }
 
+/// The R call that runs a tool in this process, built under error
+/// protection: `invoker(runner(fun(a = .., b = ..)), "name")`, with the
+/// argument values in the call itself (as `do.call()` puts them), each
+/// tagged with its name translated to R's native encoding (as `do.call()`
+/// does; an empty name is no tag). `invoker` gets the tool's call unevaluated
+/// (a promise), so it sets its condition handlers before the tool runs, and
+/// `runner` marks the run of the tool's own function (see
+/// `host::closure_scope`); nothing in the call but R functions and the
+/// values JSON makes (never a symbol or a call), so evaluating it evaluates
+/// nothing of the client's. R's error if it could not allocate it.
+pub fn tool_call(
+    invoker: &Robj,
+    runner: &Robj,
+    fun: &Robj,
+    name: &str,
+    arguments: Option<Val<'_>>,
+) -> Result<ffi::Kept, ffi::RFailure> {
+    let mut names = Vec::new();
+    // SAFETY: reads the SEXPs of live Robjs the caller holds.
+    let (invoker, runner, fun) = unsafe { (invoker.get(), runner.get(), fun.get()) };
+    // SAFETY: allocations under the protection `ffi::make` runs this in; every
+    // object made is protected (the argument list and the call being built,
+    // by a protect each, balanced before returning) or stored into a
+    // protected one before anything else allocates; the list's names are a
+    // STRSXP of its length (`SexpBuilder::new_list`) read within bounds, and
+    // R's scratch memory from translating them is released at once.
+    ffi::make(|| unsafe {
+        let list =
+            extendr_ffi::Rf_protect(mcplite_core::r::args::build(arguments, &mut SexpBuilder { names: &mut names }));
+        let arg_names = extendr_ffi::Rf_getAttrib(list, extendr_ffi::R_NamesSymbol);
+        let n = if extendr_ffi::TYPEOF(list) == SEXPTYPE::VECSXP { extendr_ffi::Rf_xlength(list) } else { 0 };
+        let named = extendr_ffi::TYPEOF(arg_names) == SEXPTYPE::STRSXP && extendr_ffi::Rf_xlength(arg_names) == n;
+        let mut args = extendr_ffi::Rf_protect(extendr_ffi::R_NilValue);
+        for i in (0..n).rev() {
+            args = extendr_ffi::Rf_cons(extendr_ffi::VECTOR_ELT(list, i), args);
+            extendr_ffi::Rf_unprotect(1);
+            extendr_ffi::Rf_protect(args);
+            let arg_name = if named { extendr_ffi::STRING_ELT(arg_names, i) } else { extendr_ffi::R_NaString };
+            if arg_name != extendr_ffi::R_NaString && extendr_ffi::LENGTH(arg_name) > 0 {
+                let top = ffi::vmaxget();
+                let tag = extendr_ffi::Rf_install(ffi::Rf_translateChar(arg_name));
+                ffi::vmaxset(top);
+                extendr_ffi::SET_TAG(args, tag);
+            }
+        }
+        let tool = extendr_ffi::Rf_lcons(fun, args);
+        extendr_ffi::Rf_unprotect(1);
+        extendr_ffi::Rf_protect(tool);
+        let run = extendr_ffi::Rf_lcons(runner, extendr_ffi::Rf_cons(tool, extendr_ffi::R_NilValue));
+        extendr_ffi::Rf_unprotect(1);
+        extendr_ffi::Rf_protect(run);
+        let tool_name = extendr_ffi::Rf_protect(extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, 1));
+        extendr_ffi::SET_STRING_ELT(tool_name, 0, mkchar(name));
+        let rest = extendr_ffi::Rf_cons(run, extendr_ffi::Rf_cons(tool_name, extendr_ffi::R_NilValue));
+        let call = extendr_ffi::Rf_lcons(invoker, rest);
+        extendr_ffi::Rf_unprotect(3);
+        call
+    })
+}
+
 /// The R value of any JSON value: one the core's reader read (checked with
 /// `check_json` first), or a serde value this package made, which becomes
 /// what its JSON text read back would (`r::args::JsonTree`), without writing

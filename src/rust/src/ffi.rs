@@ -304,6 +304,28 @@ pub fn call(fun: &Robj, args: &[&Robj]) -> Result<Kept, RFailure> {
     }
 }
 
+/// Evaluates `call` (a call Rust built, in R's global environment) as
+/// [`call`] does: its value kept, or R's error.
+pub fn eval(call: &Kept) -> Result<Kept, RFailure> {
+    let call = call.0;
+    // SAFETY: `call` is a live object kept by the caller; R_tryEval returns
+    // normally; the value is protected before anything else allocates.
+    let value = protected(|| unsafe {
+        let mut failed: c_int = 0;
+        let value = extendr_ffi::R_tryEval(call, extendr_ffi::R_GlobalEnv, &mut failed);
+        (failed == 0).then(|| {
+            let value = extendr_ffi::Rf_protect(value);
+            preserve(value);
+            extendr_ffi::Rf_unprotect(1);
+            value
+        })
+    });
+    match value {
+        Some(Some(sexp)) => Ok(Kept(sexp)),
+        _ => Err(RFailure::Error(last_error_message())),
+    }
+}
+
 /// R strings and flags made under protection, for the arguments Rust
 /// passes to R functions: `Robj::from("...")` would allocate outside it.
 pub fn string(s: &str) -> Result<Kept, RFailure> {
@@ -366,8 +388,18 @@ pub fn integer(i: i32) -> Result<Kept, RFailure> {
 /// else it asks the server to stop, see `platform::StopSignals`); one that R
 /// has not acted on by the end is dropped, so it interrupts nothing later.
 pub fn call_for_tool(fun: &Robj, args: &[&Robj]) -> Result<Kept, RFailure> {
+    for_tool(|| call(fun, args))
+}
+
+/// Evaluates a tool's call Rust built ([`eval`]) as [`call_for_tool`] calls
+/// a function.
+pub fn eval_for_tool(call: &Kept) -> Result<Kept, RFailure> {
+    for_tool(|| eval(call))
+}
+
+fn for_tool(run: impl FnOnce() -> Result<Kept, RFailure>) -> Result<Kept, RFailure> {
     let for_tool = crate::platform::ForTool::enter();
-    let value = call(fun, args);
+    let value = run();
     if for_tool.leave() {
         drop_pending_interrupt();
         // R's error text is not about an interrupt; say what happened.

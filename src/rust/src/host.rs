@@ -20,11 +20,38 @@ pub struct RFun(pub Robj);
 
 /// Runs tools in this R process, one at a time.
 pub struct RHost {
-    /// `invoke_tool(fun, args, name)`.
-    pub invoker: Robj,
+    pub invoke: Invoke,
     /// The server's calls owed an answer: the host marks the one whose tool
     /// runs, for the exit hook.
     pub owed: Owed,
+}
+
+/// A call ready to run, as [`Invoke`] says.
+enum Prepared<'a> {
+    Call(ffi::Kept),
+    /// The invoker, the argument list, the tool's name.
+    Outcome(&'a Robj, ffi::Kept, ffi::Kept),
+}
+
+/// How [`RHost`] runs a tool in R.
+pub enum Invoke {
+    /// The server's own tools (`serve::run`): one call Rust builds with the
+    /// arguments in it, `serve_tool(tool_run(fun(..)), name)` (R/invoke.R,
+    /// [`build::tool_call`]), whose value is the tool's value; a failure
+    /// hands its message over through `rust_tool_failed()` ([`FAILED`]).
+    Call {
+        /// `serve_tool(expr, name)`: sets the condition handlers, then
+        /// evaluates the tool's call it is given unevaluated.
+        serve: Robj,
+        /// `tool_run(expr)`: evaluates the tool's own call as the run a
+        /// cancellation interrupts ([`closure_scope`]).
+        run: Robj,
+    },
+    /// A function of `(fun, args, name)` that returns `list(ok = TRUE,
+    /// value)` or `list(ok = FALSE, message)` ([`read_outcome`]): the live
+    /// session's `session_call()`, which guards the console around
+    /// `invoke_tool()`.
+    Outcome(Robj),
 }
 
 /// Where the tool running in this process now reports progress, and its
@@ -117,8 +144,8 @@ pub fn tool_failed(message: Robj) {
     *lock(&FAILED) = Some(message.unwrap_or_default());
 }
 
-/// A call's arguments as the R list the tool function is called with; a tool
-/// error when R cannot hold them.
+/// A call's arguments as the R list a worker's tool function is called with;
+/// a tool error when R cannot hold them.
 pub(crate) fn call_arguments(name: &str, arguments: Option<Val<'_>>) -> Result<ffi::Kept, Finished<Sx>> {
     build::arguments(arguments)
         .map_err(|e| Finished::Failed(format!("Tool {name} received arguments too large for R to hold ({e}).")))
@@ -147,24 +174,50 @@ impl ToolHost for RHost {
 
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         let name = tool.def.name.as_str();
-        let args = match call_arguments(name, arguments) {
-            Ok(args) => args,
-            Err(failed) => return Started::Done(failed),
+        let too_large = |e: RFailure| {
+            Started::Done(Finished::Failed(format!("Tool {name} received arguments too large for R to hold ({e}).")))
         };
-        let name_r = match ffi::string(name) {
-            Ok(n) => n,
-            Err(e) => return Started::Done(Finished::Failed(format!("Tool {name} could not be called: {e}"))),
+        // The server's own: one R call with the arguments in it (no list for
+        // `do.call()`, no outcome list to read back: bench/README.md,
+        // "Throughput").
+        let prepared = match &self.invoke {
+            Invoke::Call { serve, run } => match build::tool_call(serve, run, &tool.fun.0, name, arguments) {
+                Ok(call) => Prepared::Call(call),
+                Err(e) => return too_large(e),
+            },
+            Invoke::Outcome(invoker) => {
+                let args = match build::arguments(arguments) {
+                    Ok(args) => args,
+                    Err(e) => return too_large(e),
+                };
+                let name_r = match ffi::string(name) {
+                    Ok(n) => n,
+                    Err(e) => return Started::Done(Finished::Failed(format!("Tool {name} could not be called: {e}"))),
+                };
+                Prepared::Outcome(invoker, args, name_r)
+            }
         };
         self.owed.mark_running(Some(&cx.id));
         *lock(&PROGRESS) = cx.progress.map(|r| (r, name.to_string()));
         lock(&FAILED).take();
-        let outcome = ffi::call_for_tool(&self.invoker, &[&tool.fun.0, &args, &name_r]);
+        let outcome = match &prepared {
+            Prepared::Call(call) => {
+                let value = ffi::eval_for_tool(call);
+                // `tool_run()` leaves the run as the tool returns; an error
+                // or an interrupt jumped over that.
+                closure_scope(false);
+                value
+            }
+            Prepared::Outcome(invoker, args, name_r) => ffi::call_for_tool(invoker, &[&tool.fun.0, args, name_r]),
+        };
+        drop(prepared);
         // A nested server's calls took their own message before returning.
         let failed = lock(&FAILED).take();
         *lock(&PROGRESS) = None;
         self.owed.mark_running(None);
         platform::flush_c_streams();
         Started::Done(match (outcome, failed) {
+            (Ok(value), _) if matches!(self.invoke, Invoke::Call { .. }) => Finished::Returned(Sx::kept(value)),
             (Ok(outcome), _) => read_outcome(Sx::kept(outcome), name),
             (Err(RFailure::Interrupted), _) => Finished::Failed(format!("Tool {name} was interrupted.")),
             (Err(RFailure::Error(_)), Some(message)) => Finished::Failed(message),

@@ -2,7 +2,7 @@
 //! output, and serve until the client closes standard input.
 
 use crate::ffi;
-use crate::host::{self, RFun, RHost};
+use crate::host::{self, Invoke, RFun, RHost};
 use crate::platform::{stoppable_input, Abandoned, ProtocolOutput, StdioGuard, StopSignals};
 use crate::sexp::Sx;
 use crate::workers::WorkerHost;
@@ -135,8 +135,10 @@ pub struct Settings {
     instructions: Robj,
     /// The payload options (`payload_option_values()`).
     json_opts: Robj,
-    /// `invoke_tool()`, which runs a tool and catches what it signals.
+    /// `serve_tool()`, which runs a tool's call and catches what it signals.
     invoker: Robj,
+    /// `tool_run()`, which marks the run of a tool's own function.
+    runner: Robj,
     /// `list(name, version)` announced to clients.
     info: Robj,
     /// A function called with whether tracing is on, once the streams are
@@ -165,6 +167,7 @@ impl Settings {
             instructions: item("instructions")?,
             json_opts: item("json_opts")?,
             invoker: item("invoke")?,
+            runner: item("run")?,
             info: item("info")?,
             on_start: item("on_start")?,
             workers: item("workers")?,
@@ -176,7 +179,7 @@ impl Settings {
 /// Serve; returns how serving ended ("end of input", "output closed",
 /// "stopped", "output not read").
 pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
-    let Settings { specs, instructions, json_opts, invoker, info, on_start, workers, session } = settings;
+    let Settings { specs, instructions, json_opts, invoker, runner, info, on_start, workers, session } = settings;
     let _serving = Serving::start()?;
     let tools = tools(&specs)?;
     let instructions = string1(&Sx::borrowed(&instructions));
@@ -223,7 +226,7 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     let ending = if let Some(host) = session_host.as_mut() {
         serve(input, &mut output, &mut server, host, &SignalStops, &mut traced.telemetry)
     } else if workers.is_null() {
-        let mut host = RHost { invoker, owed: server.owed() };
+        let mut host = RHost { invoke: Invoke::Call { serve: invoker, run: runner }, owed: server.owed() };
         serve(input, &mut output, &mut server, &mut host, &SignalStops, &mut traced.telemetry)
     } else {
         // Daemons start only now, with the guard in place: they inherit a

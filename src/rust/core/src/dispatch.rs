@@ -133,7 +133,15 @@ pub struct Owed(std::sync::Arc<std::sync::Mutex<OwedCalls>>);
 struct OwedCalls {
     calls: Vec<Ended>,
     running: Option<crate::envelope::IdKey>,
+    /// Answer lines (each with its newline) made and not yet written: the
+    /// service layer holds them back to share one write with the next
+    /// answers (see `serve`'s [`HOLD_MAX`](crate::serve::HOLD_MAX)). Kept
+    /// here so that the exit hook writes them too.
+    held: Vec<u8>,
 }
+
+/// The held answers' buffer keeps its memory up to this for the next ones.
+const HELD_KEEP_BYTES: usize = 1 << 20;
 
 impl Owed {
     fn calls(&self) -> std::sync::MutexGuard<'_, OwedCalls> {
@@ -167,17 +175,56 @@ impl Owed {
     }
 
     /// Takes every call still owed an answer and gives the answer lines the
-    /// exit hook writes (each without its newline): [`Ended::line`] for the
-    /// call whose tool was running, [`Ended::unanswered_line`] for the rest.
+    /// exit hook writes (each without its newline): the held answers first
+    /// ([`Owed::hold`], as they are), then [`Ended::line`] for the call whose
+    /// tool was running, [`Ended::unanswered_line`] for the rest.
     pub fn take_answers<V: RValue>(&self) -> Vec<Vec<u8>> {
-        let (calls, running) = {
+        let (calls, running, mut held) = {
             let mut owed = self.calls();
-            (std::mem::take(&mut owed.calls), owed.running.take())
+            (std::mem::take(&mut owed.calls), owed.running.take(), std::mem::take(&mut owed.held))
         };
-        calls
-            .iter()
-            .map(|e| if running.as_ref() == Some(e.id.key()) { e.line::<V>() } else { e.unanswered_line::<V>() })
-            .collect()
+        let mut lines = Vec::with_capacity(calls.len() + 1);
+        if held.pop().is_some() {
+            lines.push(held);
+        }
+        lines.extend(calls.iter().map(|e| {
+            if running.as_ref() == Some(e.id.key()) {
+                e.line::<V>()
+            } else {
+                e.unanswered_line::<V>()
+            }
+        }));
+        lines
+    }
+
+    /// Hold an answer line back (a newline is added); returns how many bytes
+    /// are held now, and whether none were before.
+    pub fn hold(&self, line: &[u8]) -> (usize, bool) {
+        let mut owed = self.calls();
+        let was_empty = owed.held.is_empty();
+        owed.held.extend_from_slice(line);
+        owed.held.push(b'\n');
+        (owed.held.len(), was_empty)
+    }
+
+    /// Whether answers are held.
+    pub fn holds(&self) -> bool {
+        !self.calls().held.is_empty()
+    }
+
+    /// Hands the held answers to `write` (one call for all of them), under
+    /// this list's lock: an exit hook that runs meanwhile waits, then finds
+    /// them written, so none is written twice or lost.
+    pub fn write_held(&self, write: impl FnOnce(&[u8])) {
+        let mut owed = self.calls();
+        if owed.held.is_empty() {
+            return;
+        }
+        write(&owed.held);
+        owed.held.clear();
+        if owed.held.capacity() > HELD_KEEP_BYTES {
+            owed.held = Vec::new();
+        }
     }
 }
 
@@ -908,6 +955,31 @@ mod tests {
         owed.mark_running(None);
         let lines = texts(owed.take_answers::<TV>());
         assert!(lines.len() == 1 && lines[0].contains("before tool fourth was answered"), "{lines:?}");
+    }
+
+    /// Held answers go out once: in one write when released, or first among
+    /// the exit hook's answers, never both.
+    #[test]
+    fn held_answers_are_written_once() {
+        let owed = Owed::default();
+        assert_eq!(owed.hold(b"{\"id\":1}"), (9, true));
+        assert_eq!(owed.hold(b"{\"id\":2}"), (18, false));
+        let mut written = Vec::new();
+        owed.write_held(|lines| written.extend_from_slice(lines));
+        assert_eq!(written, b"{\"id\":1}\n{\"id\":2}\n");
+        assert!(!owed.holds());
+        owed.write_held(|_| panic!("nothing is held"));
+        // Held when the process ends: the exit hook writes them, then the
+        // calls still owed.
+        owed.hold(b"{\"id\":3}");
+        owed.hold(b"{\"id\":4}");
+        owed.owe(ended("5", "fifth"));
+        let lines = texts(owed.take_answers::<TV>());
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0], "{\"id\":3}\n{\"id\":4}");
+        assert!(lines[1].contains("before tool fifth was answered"), "{}", lines[1]);
+        assert!(!owed.holds());
+        assert!(owed.take_answers::<TV>().is_empty(), "taken once");
     }
 
     /// Each server owns its list: a second server's calls are not the first's.

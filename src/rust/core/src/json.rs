@@ -170,14 +170,18 @@ impl<'d> Val<'d> {
 
     /// The decoded text of a string (lone surrogates already replaced).
     pub fn as_str(&self) -> Option<&'d str> {
+        // Both sources hold valid UTF-8 by construction.
+        self.string_bytes().and_then(|bytes| std::str::from_utf8(bytes).ok())
+    }
+
+    /// [`Val::as_str`]'s bytes, not checked again: what a key is compared by.
+    fn string_bytes(&self) -> Option<&'d [u8]> {
         let n = self.node();
         if n.kind != Kind::String {
             return None;
         }
         let src = if n.flags & IN_ARENA != 0 { &self.doc.arena } else { &self.doc.line };
-        let bytes = &src[n.a as usize..(n.a + n.b) as usize];
-        // Both sources hold valid UTF-8 by construction.
-        std::str::from_utf8(bytes).ok()
+        Some(&src[n.a as usize..(n.a + n.b) as usize])
     }
 
     /// Whether a string holds a NUL character (`\u0000`).
@@ -228,7 +232,8 @@ impl<'d> Val<'d> {
     pub fn get(&self, key: &str) -> Option<Val<'d>> {
         let mut found = None;
         for (k, v) in self.members() {
-            if k.as_str() == Some(key) {
+            // Bytes: a message's every lookup compares every key.
+            if k.string_bytes() == Some(key.as_bytes()) {
                 found = Some(v);
             }
         }

@@ -334,6 +334,18 @@ pub struct Output<W> {
 }
 
 impl<W: Write> Output<W> {
+    /// Write lines that end with their newlines, in one write; false once
+    /// the output is closed.
+    pub fn write_lines(&mut self, lines: &[u8]) -> bool {
+        if self.closed {
+            return false;
+        }
+        if self.writer.write_all(lines).and_then(|_| self.writer.flush()).is_err() {
+            self.closed = true;
+        }
+        !self.closed
+    }
+
     /// Write one line (a newline is added); false once the output is closed.
     pub fn write_line(&mut self, line: &mut Vec<u8>) -> bool {
         if self.closed {

@@ -10,17 +10,18 @@
 //! thread (the R thread); a host that runs tools elsewhere (workers) answers
 //! them as they finish.
 
-use crate::dispatch::TaskId;
 use crate::dispatch::{
     stopped_message, Answer, Canceller, Facts, Finished, InputWaker, LoopWaker, Pending, Reply, Server, StopRequests,
     StopSource, Stopped, ToolHost,
 };
+use crate::dispatch::{Owed, TaskId};
 use crate::envelope::{self, IdKey, Incoming, Message, RequestId};
 use crate::progress::{lock_output, Output, Progress};
 use crate::telemetry::{diag, Span, Telemetry};
 use crate::transport::LineReader;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -75,6 +76,99 @@ fn cancellation_of(msg: &Message) -> Option<IdKey> {
     msg.param(crate::wire::REQUEST_ID).and_then(IdKey::of)
 }
 
+/// How long the handler spins on the queue for the client's next line after
+/// serving one, before it sleeps: a client that sends its next request as
+/// soon as it has read an answer (one call at a time) finds the handler
+/// awake, and the request reaches it without a wake-up of R's thread (a
+/// futex wake, and on a busy machine a wait for a core: bench/README.md,
+/// "Throughput"). It spins by yielding its core, so the reader thread, woken
+/// by the request, runs at once even where R's thread spins (a busy spin
+/// kept it waiting, doubling the slowest round trips on 2 cores). Only right
+/// after a line was served, once: an idle server sleeps as before (no CPU,
+/// no context switches).
+pub const HANDLER_SPIN: Duration = Duration::from_micros(60);
+
+/// How long an answer may be held back at most. An answer made while more
+/// lines wait in the queue is not written at once but held, so that the
+/// answers to lines read together go out in one write (a `select()` and a
+/// `write()` per answer were nearly all the system calls of a call:
+/// bench/README.md, "Throughput"). The handler writes what is held as soon
+/// as no line waits, or [`HOLD_BYTES`] are held; and since the next line's
+/// tool may run for any time, the flusher thread ([`run_flusher`]) writes
+/// what has been held for this long.
+pub const HOLD_MAX: Duration = Duration::from_micros(500);
+
+/// Held answers are written once they reach this many bytes.
+const HOLD_BYTES: usize = 64 << 10;
+
+/// Wakes the flusher thread when answers start being held, and tells it to
+/// stop.
+#[derive(Default)]
+struct Flusher {
+    state: Mutex<FlushState>,
+    wake: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct FlushState {
+    /// Since when answers have been held (`None`: the flusher has nothing
+    /// to wait for).
+    since: Option<Instant>,
+    stopping: bool,
+}
+
+impl Flusher {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FlushState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Answers are held from now on (none were).
+    fn started(&self) {
+        self.lock().since = Some(Instant::now());
+        self.wake.notify_one();
+    }
+
+    fn stop(&self) {
+        self.lock().stopping = true;
+        self.wake.notify_one();
+    }
+}
+
+/// The flusher thread: writes the held answers ([`Owed::hold`]) once they
+/// have been held for [`HOLD_MAX`], whatever R's thread is doing (running
+/// the next tool, for any time); and what is still held when serving ends.
+fn run_flusher<W: Write>(flusher: &Flusher, out: &Mutex<Output<W>>, owed: &Owed) {
+    loop {
+        let stopping = {
+            let mut state = flusher.lock();
+            loop {
+                if state.stopping {
+                    break true;
+                }
+                match state.since {
+                    None => state = flusher.wake.wait(state).unwrap_or_else(|e| e.into_inner()),
+                    Some(since) => {
+                        let now = Instant::now();
+                        let due = since + HOLD_MAX;
+                        if now >= due {
+                            state.since = None;
+                            break false;
+                        }
+                        state = flusher.wake.wait_timeout(state, due - now).unwrap_or_else(|e| e.into_inner()).0;
+                    }
+                }
+            }
+        };
+        let mut out = lock_output(out);
+        owed.write_held(|lines| {
+            out.write_lines(lines);
+        });
+        if stopping {
+            return;
+        }
+    }
+}
+
 /// How many bytes of lines the reader thread may hold ahead of the handler
 /// (besides [`READ_AHEAD`] lines): a line longer than this is still read,
 /// alone.
@@ -90,6 +184,10 @@ struct Queue {
     state: Mutex<Held>,
     to_handler: std::sync::Condvar,
     to_reader: std::sync::Condvar,
+    /// Counts what the handler may act on (lines, the end, wake-ups), bumped
+    /// under the lock: a handler spinning before it waits ([`HANDLER_SPIN`])
+    /// watches it without the lock.
+    news: AtomicU64,
 }
 
 #[derive(Default)]
@@ -135,6 +233,7 @@ impl Queue {
         }
         g.items.push_back((n, item));
         g.bytes += n;
+        self.news.fetch_add(1, Ordering::Release);
         if g.handler_waiting {
             self.to_handler.notify_one();
         }
@@ -145,6 +244,7 @@ impl Queue {
     fn end(&self) {
         let mut g = self.lock();
         g.ended = true;
+        self.news.fetch_add(1, Ordering::Release);
         if g.handler_waiting {
             self.to_handler.notify_one();
         }
@@ -195,13 +295,28 @@ impl Lines {
         self.take(&mut g).ok_or(TryRecvError::Empty)
     }
 
-    /// Wait for the next item, at most `wait` (`None`: as long as it takes).
-    fn recv(&self, wait: Option<Duration>) -> Result<Next, RecvTimeoutError> {
-        let deadline = wait.map(|w| Instant::now() + w);
+    /// Wait for the next item, at most `wait` (`None`: as long as it takes),
+    /// spinning for at most `spin` of that before sleeping (see
+    /// [`HANDLER_SPIN`]).
+    fn recv(&self, wait: Option<Duration>, spin: Duration) -> Result<Next, RecvTimeoutError> {
+        let start = Instant::now();
+        let deadline = wait.map(|w| start + w);
+        let mut spin_until = (!spin.is_zero()).then(|| start + wait.map_or(spin, |w| w.min(spin)));
         let mut g = self.queue.lock();
         loop {
             if let Some(next) = self.take(&mut g) {
                 return Ok(next);
+            }
+            if let Some(until) = spin_until.take() {
+                // News is bumped under the lock: none can slip in between
+                // this look and the spin.
+                let seen = self.queue.news.load(Ordering::Acquire);
+                drop(g);
+                while self.queue.news.load(Ordering::Acquire) == seen && Instant::now() < until {
+                    std::thread::yield_now();
+                }
+                g = self.queue.lock();
+                continue;
             }
             g.handler_waiting = true;
             g = match deadline {
@@ -226,6 +341,7 @@ impl Lines {
         Arc::new(move || {
             let mut g = queue.lock();
             g.woken = true;
+            queue.news.fetch_add(1, Ordering::Release);
             if g.handler_waiting {
                 queue.to_handler.notify_one();
             }
@@ -334,6 +450,12 @@ pub struct Session<'a, W: Write, H: ToolHost> {
     /// Winding down was cut short: tool calls are answered without running.
     refuse_calls: bool,
     current: Current,
+    /// The server's owed calls, where held answers wait ([`HOLD_MAX`]).
+    owed: Owed,
+    /// Holding answers back: the reader's queue (do more lines wait?) and
+    /// the flusher; `None` (as for [`handle_line`]): every answer is
+    /// written at once.
+    hold: Option<(Arc<Queue>, &'a Flusher)>,
 }
 
 impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
@@ -344,6 +466,7 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
         host: &'a mut H,
         telemetry: &'a mut Telemetry,
     ) -> Self {
+        let owed = server.owed();
         Session {
             out,
             progress,
@@ -355,7 +478,27 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
             task_of: HashMap::new(),
             refuse_calls: false,
             current: Arc::new(Mutex::new(None)),
+            owed,
+            hold: None,
         }
+    }
+
+    /// More lines wait in the reader's queue: an answer made now may be
+    /// held back ([`HOLD_MAX`]).
+    fn lines_waiting(&self) -> bool {
+        self.hold.as_ref().is_some_and(|(queue, _)| !queue.lock().items.is_empty())
+    }
+
+    /// Write the held answers, unless more lines wait (their answers join
+    /// them): before the loop waits for anything.
+    fn release_held(&mut self) {
+        if self.hold.is_none() || self.lines_waiting() || !self.owed.holds() {
+            return;
+        }
+        let mut out = lock_output(self.out);
+        self.owed.write_held(|lines| {
+            out.write_lines(lines);
+        });
     }
 
     fn output_closed(&self) -> bool {
@@ -370,14 +513,31 @@ impl<'a, W: Write, H: ToolHost> Session<'a, W, H> {
     /// still held back, then close it, under the output lock, so nothing for
     /// it follows the answer.
     fn write_answer(&mut self, key: Option<&IdKey>, mut line: Vec<u8>) {
+        let waiting = self.lines_waiting();
         let mut out = lock_output(self.out);
-        if let Some(mut held) = key.and_then(|k| self.progress.board().close(k)) {
-            out.write_line(&mut held);
+        if let Some(mut last_progress) = key.and_then(|k| self.progress.board().close(k)) {
+            out.write_line(&mut last_progress);
         }
         if line.is_empty() {
             return;
         }
-        out.write_line(&mut line);
+        if waiting || self.owed.holds() {
+            // Held back, or written with the answers held before it.
+            let (held, started) = self.owed.hold(&line);
+            if waiting && held < HOLD_BYTES {
+                if started {
+                    if let Some((_, flusher)) = &self.hold {
+                        flusher.started();
+                    }
+                }
+            } else {
+                self.owed.write_held(|lines| {
+                    out.write_lines(lines);
+                });
+            }
+        } else {
+            out.write_line(&mut line);
+        }
         drop(out);
         self.server.recycle_line(line);
     }
@@ -585,18 +745,40 @@ where
 {
     let out = Mutex::new(Output { writer: output, closed: false });
     let progress = Progress::default();
+    let flusher = Flusher::default();
+    let owed = server.owed();
     std::thread::scope(|scope| {
         let sender = std::thread::Builder::new()
             .name("mcplite-progress".into())
             .spawn_scoped(scope, || crate::progress::run_sender(&progress, &out))?;
-        let ending = serve_session(input, Session::new(&out, progress.clone(), server, host, telemetry), stops);
+        let flushing = std::thread::Builder::new()
+            .name("mcplite-flush".into())
+            .spawn_scoped(scope, || run_flusher(&flusher, &out, &owed));
+        let flushing = match flushing {
+            Ok(thread) => thread,
+            Err(e) => {
+                progress.stop();
+                let _ = sender.join();
+                return Err(e);
+            }
+        };
+        let session = Session::new(&out, progress.clone(), server, host, telemetry);
+        let ending = serve_session(input, &flusher, session, stops);
+        // What is still held is written before serving returns.
+        flusher.stop();
+        let _ = flushing.join();
         progress.stop();
         let _ = sender.join();
         ending
     })
 }
 
-fn serve_session<R, W, H>(input: R, mut s: Session<'_, W, H>, stops: &dyn StopSource) -> io::Result<Ending>
+fn serve_session<'a, R, W, H>(
+    input: R,
+    flusher: &'a Flusher,
+    mut s: Session<'a, W, H>,
+    stops: &dyn StopSource,
+) -> io::Result<Ending>
 where
     R: BufRead + Send + 'static,
     W: Write,
@@ -605,6 +787,7 @@ where
     let waker = s.host.input_waker();
     let canceller = s.host.canceller();
     let rx = spawn_reader(input, s.cancelled.clone(), s.progress.clone(), waker, s.current.clone(), canceller)?;
+    s.hold = Some((Arc::clone(&rx.queue), flusher));
     // Waiting with no timeout needs every input to wake the loop: lines
     // (the reader), the host's news (it calls the waker if it has any from
     // elsewhere) and stop requests (the watch, kept while serving).
@@ -614,7 +797,11 @@ where
     let stop_requests = || stops.requests();
     let mut phase = Phase::Reading;
     let mut look = WORKER_LOOK_MIN;
+    // The last turn of the loop served a line from the idle wait.
+    let mut served_line = false;
     loop {
+        // Nothing the loop waits for below holds an answer back.
+        s.release_held();
         if s.output_closed() {
             return Ok(Ending::OutputClosed);
         }
@@ -696,12 +883,16 @@ where
             continue;
         }
         // Idle: wait for the next line or wake-up, with no timeout when
-        // every input can wake the loop.
+        // every input can wake the loop; right after serving a line (calls
+        // here, none watched), first spin a little for the next one.
         let wait = if watching { Some(look) } else { idle_wait };
-        match rx.recv(wait) {
+        let spin = if served_line && !watching { HANDLER_SPIN } else { Duration::ZERO };
+        served_line = false;
+        match rx.recv(wait, spin) {
             Ok(Next::Line(item)) => {
                 s.process(item?);
                 look = WORKER_LOOK_MIN;
+                served_line = true;
             }
             Ok(Next::Wake) => {}
             Err(RecvTimeoutError::Timeout) => {

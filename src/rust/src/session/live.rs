@@ -5,7 +5,7 @@
 
 use super::{Message, Op, Registration, MAX_LINE, MAX_REGISTRATION, TOKEN_WAIT};
 use crate::ffi;
-use crate::host::{RFun, RHost};
+use crate::host::{Invoke, RFun, RHost};
 use crate::platform::{self, SessionListener, SessionStream};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
@@ -573,7 +573,7 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     let done = MAIN.with(|m| {
         let mut m = m.borrow_mut();
         let m = m.as_mut()?;
-        let mut host = RHost { invoker: m.invoker.clone(), owed: m.server.owed() };
+        let mut host = RHost { invoke: Invoke::Outcome(m.invoker.clone()), owed: m.server.owed() };
         let cx = CallContext { traceparent: None, id, progress: None, version, client: q.client.clone() };
         m.server.call_here(&q.tool, doc.as_ref().map(|d| d.root()), &mut host, cx)
     });

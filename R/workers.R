@@ -208,11 +208,13 @@ workers_start <- function(config, dir) {
     # resolves (what workers_wait() waits on).
     profile <- if (is.null(config$profile)) "default" else config$profile
     state$cv <- tryCatch(mirai::nextget("cv", .compute = profile), error = function(e) NULL)
-    preload <- workers_preload(config, min = max(1L, config$n))
-    # Daemons of the script may still be connecting: each loads the script
-    # before its first call if this has not reached it.
-    state$preload <- preload
+    # Daemons of ours evaluate the script in their link task (worker_link(),
+    # submitted by workers_link() once the server listens). Daemons of the
+    # script may still be connecting: each loads the script before its first
+    # call if this has not reached it.
+    if (!own) state$preload <- workers_preload(config, min = 1L)
     state$starting <- own
+    state$grace <- cancel_grace
     if (own) {
       # Serving starts now; the workers evaluate the script meanwhile, and
       # workers_wait() says on stderr when they have (workers_started()). A
@@ -256,6 +258,44 @@ in_startup_dir <- function(code) {
     on.exit(setwd(old), add = TRUE)
   }
   code
+}
+
+# Daemons of ours take their calls over links (src/rust/src/workers.rs,
+# worker_link.rs): `n` long mirai tasks running worker_link(), one per daemon
+# (a daemon busy with one gets no other), each dialling the server's link
+# socket `url` with `token`. TRUE, or a message.
+workers_link <- function(state, url, token, n) {
+  tryCatch({
+    link <- internal_call("worker_link", quote(script), quote(url), quote(token), quote(options))
+    args <- list(script = state$config$script, url = url, token = token,
+                 options = state$config$options)
+    # Tasks of links that ended (their daemon died or was killed) go.
+    state$links <- Filter(mirai::unresolved, state$links)
+    for (i in seq_len(n)) {
+      state$links[[length(state$links) + 1L]] <-
+        mirai::mirai(.expr = link, .args = args, .compute = state$config$profile)
+    }
+    TRUE
+  }, error = function(e) conditionMessage(e))
+}
+
+# A link ended (its daemon died or was killed): a new daemon takes its place.
+workers_relink <- function(state, url, token) {
+  workers_replace(state)
+  workers_link(state, url, token, 1L)
+}
+
+# Every daemon of ours said hello on its link (`failure` NULL), or one could
+# not evaluate the script: say so on stderr (mcp_check() waits for it).
+workers_settled <- function(state, failure = NULL) {
+  if (!is.null(failure)) {
+    message(worker_failure_prefix, failure)
+    return(invisible())
+  }
+  n <- state$config$n
+  message(sprintf("%s%d worker%s evaluated the script in %.1f s.", workers_ready_prefix, n,
+                  if (n == 1L) "" else "s", as.numeric(Sys.time() - state$since, units = "secs")))
+  invisible()
 }
 
 # Start one daemon in place of one that was killed or ended.
@@ -588,6 +628,48 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
   out
 }
 
+# A daemon's link task (workers = n): evaluate the script, then serve the
+# calls the server sends on its link until the server closes it
+# (rust_worker_link(), src/rust/src/worker_link.rs). mirai's cleanup never
+# runs meanwhile: what the script and the tools set up stays, as in the
+# server.
+worker_link <- function(script, url, token, options) {
+  tools <- worker_tools(script)
+  error <- if (is.character(tools)) tools
+  specs <- NULL
+  opts <- NULL
+  if (is.null(error)) {
+    # The payload options the server started with, set after the script
+    # (which may set others): results are written exactly as in the server.
+    base::options(options)
+    opts <- tryCatch(payload_options(), error = function(e) NULL)
+    specs <- lapply(worker_state$specs, function(spec) {
+      fun <- spec[["fun"]]
+      spec["formals"] <- list(if (is.primitive(fun)) NULL else as.character(names(formals(fun))))
+      spec
+    })
+  }
+  out <- rust_worker_link(list(
+    url = url, token = token, error = error, tmp = tempdir(), specs = specs, info = server_identity(),
+    json_opts = opts, helpers = json_helpers(), invoke = serve_tool,
+    traced = worker_traced_invoker
+  ))
+  if (!is.null(out[["error"]])) message("mcplite: worker link: ", out[["error"]])
+  invisible(NULL)
+}
+
+# The invoker of a traced call on a link: the call's span on the worker
+# joins the server's trace (see worker_trace_begin()).
+worker_traced_invoker <- function(traceparent) {
+  function(fun, args, name) {
+    failed <- TRUE
+    if (worker_trace_begin(traceparent, name)) on.exit(rust_worker_span_end(failed), add = TRUE)
+    out <- invoke_tool(fun, args, name)
+    failed <- !isTRUE(out$ok)
+    out
+  }
+}
+
 # What a call's marker says about this process: its pid, start time and R
 # temporary directory, which stay the same for its life (read once).
 worker_identity <- function() {
@@ -669,6 +751,7 @@ worker_tools <- function(script) {
   )
   worker_state$fresh <- TRUE
   if (is.character(specs)) return(specs)
+  worker_state$specs <- specs
   tools <- lapply(specs, function(s) s$fun)
   names(tools) <- vapply(specs, function(s) s$name, character(1))
   worker_state$tools <- tools

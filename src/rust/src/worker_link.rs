@@ -58,7 +58,9 @@ impl Writer {
 struct Calls {
     /// The call running now.
     running: Option<u64>,
-    /// Calls cancelled before they ran.
+    /// Calls received that have not started.
+    pending: HashSet<u64>,
+    /// Calls withdrawn or cancelled before they started: never run.
     withdrawn: HashSet<u64>,
 }
 
@@ -143,10 +145,10 @@ pub fn serve(settings: &Robj) -> Result<(), String> {
     let (tx, rx) = mpsc::channel::<Call>();
     let r_thread = platform::RThread::current();
     {
-        let calls = calls.clone();
+        let (calls, writer) = (calls.clone(), writer.clone());
         std::thread::Builder::new()
             .name("mcplite-worker-link".into())
-            .spawn(move || read_server(stream, &tx, &calls, &r_thread))
+            .spawn(move || read_server(stream, &tx, &calls, &r_thread, &writer))
             .map_err(|e| e.to_string())?;
     }
     // Ends when the reader drops its sender: the server closed the link.
@@ -156,6 +158,7 @@ pub fn serve(settings: &Robj) -> Result<(), String> {
             if c.withdrawn.remove(&call.call) {
                 continue;
             }
+            c.pending.remove(&call.call);
             c.running = Some(call.call);
         }
         let answer = run_call(&mut server, &invoker, &traced, &call, &writer);
@@ -168,7 +171,26 @@ pub fn serve(settings: &Robj) -> Result<(), String> {
 }
 
 /// The server's lines until it closes the link.
-fn read_server(stream: LocalStream, tx: &mpsc::Sender<Call>, calls: &Mutex<Calls>, r_thread: &platform::RThread) {
+fn read_server(
+    stream: LocalStream,
+    tx: &mpsc::Sender<Call>,
+    calls: &Mutex<Calls>,
+    r_thread: &platform::RThread,
+    writer: &Writer,
+) {
+    // A call that has not started never runs: the server hears so.
+    let withdraw = |call: u64| {
+        let mut c = lock(calls);
+        if !c.pending.remove(&call) {
+            return false;
+        }
+        c.withdrawn.insert(call);
+        drop(c);
+        let mut withdrawn = Message::new(Op::Withdrawn);
+        withdrawn.call = Some(call);
+        writer.send(&withdrawn.line());
+        true
+    };
     crate::lines::read_lines(&stream, MAX_LINE, |line| {
         let Ok(msg) = serde_json::from_slice::<Message>(line) else { return true };
         match msg.op {
@@ -183,18 +205,26 @@ fn read_server(stream: LocalStream, tx: &mpsc::Sender<Call>, calls: &Mutex<Calls
                     progress: msg.progress == Some(true),
                     traceparent: msg.traceparent,
                 };
+                lock(calls).pending.insert(call.call);
                 tx.send(call).is_ok()
+            }
+            Op::Withdraw => {
+                if let Some(call) = msg.call {
+                    withdraw(call);
+                }
+                true
             }
             Op::Cancel => {
                 let Some(call) = msg.call else { return true };
-                let mut c = lock(calls);
+                if withdraw(call) {
+                    return true;
+                }
+                let c = lock(calls);
                 if c.running == Some(call) {
                     let _signalling = lock(&SIGNALLING);
                     if platform::cancel_closure(r_thread) {
                         SIGNALLED.store(true, Ordering::SeqCst);
                     }
-                } else {
-                    c.withdrawn.insert(call);
                 }
                 true
             }

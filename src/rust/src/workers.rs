@@ -302,7 +302,10 @@ impl WorkerHost {
             }
         }
         while let Some(link) = links.free_link() {
-            let Some(task) = self.queue.pop_front() else { break };
+            let Some(task) = self.queue.pop_front() else {
+                links.rebalance();
+                break;
+            };
             let Some(call) = self.queued.remove(&task) else { continue };
             self.queued_bytes -= call.bytes();
             if let Err(call) = links.send(link, task, call) {
@@ -562,10 +565,12 @@ impl ToolHost for WorkerHost {
 
 // ---- links to daemons of ours (workers = n) ---------------------------------------
 
-/// At most this many calls are sent down one link at once. One: a call
-/// never waits behind another on a busy daemon while another daemon is
-/// free or frees first (as mirai's dispatcher hands tasks to idle daemons).
-const PER_LINK: usize = 1;
+/// At most this many calls are sent down one link at once: the daemon has
+/// the next at hand when it answers one. A second call goes to a busy
+/// daemon only while none is idle, and is withdrawn (`Op::Withdraw`) if
+/// another daemon becomes idle with nothing else to do, so a call never
+/// waits behind a long one while a daemon is free.
+const PER_LINK: usize = 2;
 /// How long a connection to the link socket may take to send the token.
 const LINK_TOKEN_WAIT: Duration = Duration::from_secs(1);
 /// At most this many connections wait to send the token at once.
@@ -643,6 +648,8 @@ struct Links {
     links: HashMap<u64, Link>,
     sent: HashMap<TaskId, Sent>,
     cancelled: HashMap<TaskId, Cancelled>,
+    /// Calls asked back from a busy daemon (see `rebalance`).
+    withdrawing: std::collections::HashSet<TaskId>,
     done: VecDeque<(TaskId, Finished<Sx>)>,
     /// Daemons to link before the workers are ready.
     expected: usize,
@@ -691,6 +698,7 @@ impl Links {
             links: HashMap::new(),
             sent: HashMap::new(),
             cancelled: HashMap::new(),
+            withdrawing: std::collections::HashSet::new(),
             done: VecDeque::new(),
             expected: n,
             linked: 0,
@@ -719,6 +727,34 @@ impl Links {
     /// The link with room for another call, the least busy first.
     fn free_link(&self) -> Option<u64> {
         self.links.iter().filter(|(_, l)| l.calls.len() < PER_LINK).min_by_key(|(_, l)| l.calls.len()).map(|(id, _)| *id)
+    }
+
+    /// With nothing queued, a daemon that is idle while another holds a call
+    /// behind its running one: ask for that call back (it then goes to the
+    /// idle one; if it started meanwhile, its answer comes as usual).
+    fn rebalance(&mut self) {
+        let idle = self.links.values().filter(|l| l.calls.is_empty()).count();
+        if idle == 0 {
+            return;
+        }
+        let mut asked = 0;
+        for link in self.links.values() {
+            if asked == idle {
+                break;
+            }
+            for task in link.calls.iter().skip(1) {
+                if asked == idle {
+                    break;
+                }
+                if self.cancelled.contains_key(task) || !self.withdrawing.insert(*task) {
+                    continue;
+                }
+                let mut msg = Message::new(Op::Withdraw);
+                msg.call = Some(*task);
+                let _ = (&link.writer).write_all(&msg.line());
+                asked += 1;
+            }
+        }
     }
 
     /// Send one call down `link`; the call back if the link is broken.
@@ -772,13 +808,22 @@ impl Links {
                 }
             }
             Event::Message(id, msg) => {
-                if msg.op != Op::Answer {
+                if msg.op != Op::Answer && msg.op != Op::Withdrawn {
                     return;
                 }
                 let Some(task) = msg.call else { return };
                 let Some(link) = self.links.get_mut(&id) else { return };
                 let Some(at) = link.calls.iter().position(|t| *t == task) else { return };
                 link.calls.remove(at);
+                self.withdrawing.remove(&task);
+                if msg.op == Op::Withdrawn {
+                    // It never ran there: it goes first to the next free daemon.
+                    self.cancelled.remove(&task);
+                    if let Some(sent) = self.sent.remove(&task) {
+                        requeue.push((task, sent.call));
+                    }
+                    return;
+                }
                 lock(&self.shared.reporters).remove(&task);
                 if self.cancelled.remove(&task).is_some() {
                     return;
@@ -800,6 +845,7 @@ impl Links {
                 let Some(link) = self.links.remove(&id) else { return };
                 for (i, task) in link.calls.iter().enumerate() {
                     self.cancelled.remove(task);
+                    self.withdrawing.remove(task);
                     let Some(sent) = self.sent.remove(task) else { continue };
                     if i == 0 {
                         lock(&self.shared.reporters).remove(task);
@@ -904,6 +950,7 @@ impl Links {
         self.links.clear();
         self.sent.clear();
         self.cancelled.clear();
+        self.withdrawing.clear();
         if let Some(accepting) = self.accepting.take() {
             // Wake the accepting thread, which then sees `stopping`.
             if platform::local_connect(&self.url, b"").is_ok() {

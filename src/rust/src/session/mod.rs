@@ -49,6 +49,12 @@ pub enum Op {
     Answer,
     /// session -> server: `mcp_session()` was called again (ask for `list`).
     Changed,
+    /// server -> worker: take back a call that has not started (another
+    /// daemon is free).
+    Withdraw,
+    /// worker -> server: a call withdrawn (or cancelled) before it started;
+    /// it never runs there.
+    Withdrawn,
 }
 
 /// One link line; which fields it holds depends on [`Op`].

@@ -1,13 +1,23 @@
-//! `ToolHost` for mirai workers (`mcp_server(workers = )`): each call is
-//! submitted as one mirai task and answered when it finishes, in any order.
-//! The R side is a handful of functions in R/workers.R (`workers_start()`,
-//! `workers_submit()`, `workers_wait()`, `workers_bell()`,
-//! `workers_cancel()`, `workers_stop()`), called through `ffi::call`; none
-//! of them signals an error. A worker returns what `invoke_tool()` returns,
-//! read exactly as for the in-process host.
+//! `ToolHost` for workers (`mcp_server(workers = )`), answering calls in any
+//! order.
 //!
-//! Waiting: `workers_wait()` blocks in mirai's condition variable, which
-//! mirai signals when a task resolves. So that input wakes it too, the input
+//! Daemons of ours (`workers = n`): mirai launches and replaces them, and
+//! each runs one long task, `worker_link()`, that dials the link socket in
+//! the server's private directory and serves calls sent as JSON lines
+//! (`session::Message`; the daemon's end is worker_link.rs). This side
+//! (`Links`, at the end of this file) sends each call down a link, reads
+//! the answers (result objects written by the daemon's core) on a thread
+//! per link that wakes the serve loop, cancels by message and kills a
+//! daemon that ignores it by pid and start time: no R runs here per call.
+//!
+//! The script's own daemons (`workers = "mirai"`, possibly remote): each
+//! call is one mirai task, through a handful of functions in R/workers.R
+//! (`workers_start()`, `workers_submit()`, `workers_wait()`,
+//! `workers_bell()`, `workers_cancel()`, `workers_stop()`), called through
+//! `ffi::call`; none of them signals an error. A worker returns what
+//! `invoke_tool()` returns, read exactly as for the in-process host.
+//! `workers_wait()` blocks in mirai's condition variable, which mirai
+//! signals when a task resolves. So that input wakes it too, the input
 //! reader rings a doorbell: a connection to a Unix socket in the server's
 //! private directory (loopback TCP on Windows) that this side accepts and R
 //! dials with nanonext, whose pending receive signals the same condition
@@ -90,11 +100,6 @@ pub struct WorkerHost {
     queued_bytes: usize,
     /// A call that could not be handed to mirai, to report at the next poll.
     failed: VecDeque<(TaskId, Finished<Sx>)>,
-    /// Whether R has cancelled calls whose grace has not run out.
-    reaping: bool,
-    /// Whether the daemons of ours are still evaluating the script (R says
-    /// on stderr when they are done, from a wait: serving keeps waiting).
-    starting: bool,
     /// Whether the queue is full (said once on stderr each time it fills).
     full: bool,
     next: TaskId,
@@ -145,8 +150,6 @@ impl WorkerHost {
             queued: HashMap::new(),
             queued_bytes: 0,
             failed: VecDeque::new(),
-            reaping: false,
-            starting: starting_of(&state),
             full: false,
             next: 0,
             stopped: false,
@@ -229,8 +232,6 @@ impl WorkerHost {
         if field(&sx, "bell").and_then(|b| flag1(&b)) != Some(true) {
             self.bell_ok = false;
         }
-        self.reaping = field(&sx, "reaping").and_then(|b| flag1(&b)) == Some(true);
-        self.starting = field(&sx, "starting").and_then(|b| flag1(&b)) == Some(true);
         let id = field(&sx, "id").and_then(|i| string1(&i))?;
         let outcome = field(&sx, "outcome").map(|o| o.robj()).unwrap_or_else(|| ().into());
         let task: TaskId = id.parse().ok()?;
@@ -381,12 +382,6 @@ impl WorkerHost {
     }
 }
 
-/// Whether the state R made says the workers are still starting.
-fn starting_of(state: &Robj) -> bool {
-    let value = state.as_environment().and_then(|env| env.local(sym!(starting)).ok());
-    value.is_some_and(|v| flag1(&Sx::borrowed(&v)) == Some(true))
-}
-
 /// How many calls at once the workers take: `slots` of the state R made
 /// (the number of daemons of ours, or a bound for the script's own).
 fn slots_of(state: &Robj) -> usize {
@@ -492,12 +487,9 @@ impl ToolHost for WorkerHost {
     }
 
     fn has_timers(&self) -> bool {
-        // While the workers start, serving keeps waiting on them, so the line
-        // that says they are ready (or failed) comes without a call.
-        if let Some(links) = &self.links {
-            return !links.cancelled.is_empty() || !links.done.is_empty() || !self.failed.is_empty();
-        }
-        self.reaping || self.starting
+        // A cancelled call's grace (links: the script's daemons are never
+        // killed). The ready line needs none: a daemon's hello wakes the loop.
+        self.links.as_ref().is_some_and(|l| !l.cancelled.is_empty() || !l.done.is_empty() || !self.failed.is_empty())
     }
 
     fn loop_waker(&mut self, waker: LoopWaker) {
@@ -557,7 +549,6 @@ impl ToolHost for WorkerHost {
         if self.running.remove(&task).is_some() {
             if let Ok(id) = ffi::string(&task.to_string()) {
                 let _ = ffi::call(&self.cancel, &[&self.state, &id]);
-                self.reaping = true;
             }
         }
     }

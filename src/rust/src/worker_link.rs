@@ -239,9 +239,7 @@ fn run_call(server: &mut Server<RFun>, invoker: &Robj, traced: &Robj, q: &Call, 
     answer.call = Some(q.call);
     let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
         Ok(doc) => doc,
-        Err(e) => {
-            return failed(answer, q.version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
-        }
+        Err(e) => return failed(answer, q.version, &format!("Tool {} received arguments it cannot read: {e}", q.tool)),
     };
     let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
     let Some(id) = id else { return failed(answer, q.version, "bad call number") };

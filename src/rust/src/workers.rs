@@ -36,8 +36,8 @@ use mcplite_core::json::Doc;
 use mcplite_core::json::Val;
 use mcplite_core::progress::{read_relay_line, Reporter};
 use mcplite_core::r::{field, flag1, number1, string1};
-use mcplite_core::version::VERSIONS;
 use mcplite_core::telemetry::diag;
+use mcplite_core::version::VERSIONS;
 use mcplite_core::{Tool, ToolHost};
 use serde_json::value::RawValue;
 use std::collections::{HashMap, VecDeque};
@@ -717,7 +717,11 @@ impl Links {
 
     /// The link with room for another call, the least busy first.
     fn free_link(&self) -> Option<u64> {
-        self.links.iter().filter(|(_, l)| l.calls.len() < PER_LINK).min_by_key(|(_, l)| l.calls.len()).map(|(id, _)| *id)
+        self.links
+            .iter()
+            .filter(|(_, l)| l.calls.len() < PER_LINK)
+            .min_by_key(|(_, l)| l.calls.len())
+            .map(|(id, _)| *id)
     }
 
     /// With nothing queued, a daemon that is idle while another holds a call
@@ -755,10 +759,8 @@ impl Links {
         msg.call = Some(task);
         msg.version = Some(VERSIONS[call.version].id.to_string());
         msg.tool = Some(call.name.clone());
-        msg.arguments = call
-            .arguments
-            .as_ref()
-            .and_then(|a| RawValue::from_string(String::from_utf8_lossy(a).into_owned()).ok());
+        msg.arguments =
+            call.arguments.as_ref().and_then(|a| RawValue::from_string(String::from_utf8_lossy(a).into_owned()).ok());
         msg.progress = Some(call.progress);
         msg.traceparent = call.traceparent.clone();
         if (&l.writer).write_all(&msg.line()).is_err() {
@@ -827,7 +829,10 @@ impl Links {
                             failure: msg.error,
                             zeroed: msg.zeroed == Some(true),
                         },
-                        None => Finished::Failed(format!("Tool {} got an answer without a result from its worker.", sent.call.name)),
+                        None => Finished::Failed(format!(
+                            "Tool {} got an answer without a result from its worker.",
+                            sent.call.name
+                        )),
                     };
                     self.done.push_back((task, finished));
                 }

@@ -330,10 +330,13 @@ impl WorkerHost {
         let first = if wait.is_zero() {
             links.rx.try_recv().ok()
         } else {
-            match links.rx.recv_timeout(wait) {
+            links.shared.polling.store(true, Ordering::SeqCst);
+            let got = match links.rx.recv_timeout(wait) {
                 Ok(event) => Some(event),
                 Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
-            }
+            };
+            links.shared.polling.store(false, Ordering::SeqCst);
+            got
         };
         if let Some(event) = first {
             links.on_event(event, &self.state, &mut requeue);
@@ -557,11 +560,12 @@ impl ToolHost for WorkerHost {
 // ---- links to daemons of ours (workers = n) ---------------------------------------
 
 /// At most this many calls are sent down one link at once: the daemon has
-/// the next at hand when it answers one. A second call goes to a busy
+/// the next at hand when it answers one, even while the server is not
+/// scheduled. A second call goes to a busy
 /// daemon only while none is idle, and is withdrawn (`Op::Withdraw`) if
 /// another daemon becomes idle with nothing else to do, so a call never
 /// waits behind a long one while a daemon is free.
-const PER_LINK: usize = 2;
+const PER_LINK: usize = 4;
 /// How long a connection to the link socket may take to send the token.
 const LINK_TOKEN_WAIT: Duration = Duration::from_secs(1);
 /// At most this many connections wait to send the token at once.
@@ -615,14 +619,20 @@ struct Shared {
     wake: Mutex<Option<LoopWaker>>,
     unchecked: Mutex<usize>,
     stopping: AtomicBool,
+    /// Serving waits on the channel in `poll` now.
+    polling: AtomicBool,
 }
 
 impl Shared {
     fn send(&self, event: Event) -> bool {
         let sent = lock(&self.tx).send(event).is_ok();
-        let wake = lock(&self.wake).clone();
-        if let Some(wake) = wake {
-            wake();
+        // Serving waiting in `poll` takes the event itself; otherwise (idle,
+        // or between waits) it is woken, which costs it a loop.
+        if !self.polling.load(Ordering::SeqCst) {
+            let wake = lock(&self.wake).clone();
+            if let Some(wake) = wake {
+                wake();
+            }
         }
         sent
     }
@@ -666,6 +676,7 @@ impl Links {
             wake: Mutex::new(None),
             unchecked: Mutex::new(0),
             stopping: AtomicBool::new(false),
+            polling: AtomicBool::new(false),
         });
         let url = listener.url().to_string();
         let accepting = {

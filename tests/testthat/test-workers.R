@@ -364,6 +364,28 @@ test_that("a daemon killed mid-call fails that call only; a new daemon serves th
   mcp_validate(got, "2025-06-18", "CallToolResult")
 })
 
+test_that("a call waiting on a busy daemon goes to another as soon as that one is idle", {
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  a <- file.path(dir, "a")
+  b <- file.path(dir, "b")
+  mcp_send(proc, initialize_line("2025-11-25"))
+  mcp_read(proc, 1)
+  # Both daemons busy; the third call waits on one of them (behind a or b).
+  mcp_send(proc, legacy_call(1, "wait_for", args_json(path = a)))
+  mcp_send(proc, legacy_call(2, "wait_for", args_json(path = b)))
+  mcp_send(proc, legacy_call(3, "add", '{"x":1,"y":2}'))
+  # Whichever daemon finishes first takes it, even if it waited behind a.
+  file.create(b)
+  got <- mcp_read(proc, 2)
+  expect_setequal(ids_of(got), c("2", "3"))
+  expect_identical(first_text(mcp_by_id(got, 3)), "3")
+  file.create(a)
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "released")
+  expect_identical(mcp_close(proc)$status, 0L)
+})
+
 test_that("the link socket closes connections without the token, and the pool still serves", {
   skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
   proc <- workers_server("1")

@@ -520,7 +520,7 @@ report_startup_stderr <- function(stderr, add) {
 }
 
 # Whether the server's workers, if it started any, have evaluated the script
-# or failed to (its line after the starting line, workers_started()), waiting
+# or failed to (its line after the starting line, workers_settled()), waiting
 # up to `timeout` seconds for that line. The starting line is
 # written before the server answers anything, so it is in by now: the check
 # has since started three more servers and had them all answer.

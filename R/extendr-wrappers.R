@@ -42,6 +42,8 @@ rust_closure_scope <- function(enter) .Call(wrap__rust_closure_scope, enter)
 
 rust_tool_failed <- function(message) .Call(wrap__rust_tool_failed, message)
 
+rust_worker_link <- function(settings) .Call(wrap__rust_worker_link, settings)
+
 rust_session_start <- function(settings) .Call(wrap__rust_session_start, settings)
 
 rust_session_next <- function() .Call(wrap__rust_session_next)

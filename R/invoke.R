@@ -115,7 +115,8 @@ serve_specs <- function(specs, instructions = NULL, json_opts = list(), workers 
   if (!is.null(workers)) {
     workers <- list(config = workers, start = workers_start, submit = workers_submit,
                     wait = workers_wait, bell = workers_bell, cancel = workers_cancel,
-                    stop = workers_stop)
+                    stop = workers_stop, link = workers_link, relink = workers_relink,
+                    settled = workers_settled)
   }
   out <- rust_serve(list(
     specs = specs, instructions = instructions, json_opts = json_opts,

@@ -89,9 +89,11 @@
 #' ## Workers: slow tools and parallel calls
 #' By default (`workers = 0`) the server runs one call at a time in its own R
 #' process: while a slow tool runs, every other request waits. With
-#' `workers`, each `tools/call` becomes one task for a
+#' `workers`, each `tools/call` runs on a
 #' [mirai](https://mirai.r-lib.org) daemon, a background R process, so calls
-#' run side by side and are answered in the order they finish; `initialize`,
+#' run side by side and are answered in the order they finish (daemons the
+#' server starts take calls over their own connection to it, in a loop;
+#' those of `workers = "mirai"` as one mirai task per call); `initialize`,
 #' `ping`, `tools/list` and `server/discover` are answered at once even while
 #' every worker is busy. `workers = n` starts `n` daemons on this machine when
 #' serving begins and stops them when it ends. The server answers at once

@@ -174,8 +174,7 @@ workers_start <- function(config, dir) {
     state$config <- config
     state$tasks <- new.env(parent = emptyenv())
     state$run <- internal_call("worker_run", quote(script), quote(name), quote(args),
-                               quote(options), quote(traceparent), quote(marker),
-                               quote(progress))
+                               quote(options), quote(traceparent), quote(progress))
     own <- config$n > 0
     state$own <- own
     # How many calls the server hands to mirai at once; the rest wait in the
@@ -183,15 +182,9 @@ workers_start <- function(config, dir) {
     # however many calls are in flight. Two per daemon: mirai's dispatcher
     # then has the next call at hand when a daemon finishes one.
     state$slots <- if (own) 2 * config$n else script_daemons_slots
-    state$seq <- 0
     # Progress is relayed only from daemons on this machine (see worker_run()).
     state$nodename <- machine_name()
-    state$cancelled <- list()
     if (own) {
-      # Each call on a daemon of ours writes its daemon's identity here while
-      # it runs: how a cancelled call that ignores the interrupt is found.
-      state$markers <- file.path(dir, "calls")
-      dir.create(state$markers, mode = "0700")
       state$tmp <- file.path(dir, "tmp")
       dir.create(state$tmp, mode = "0700")
       # The dispatcher (a thread of this process since mirai 2.7.0, reached
@@ -208,15 +201,16 @@ workers_start <- function(config, dir) {
     # resolves (what workers_wait() waits on).
     profile <- if (is.null(config$profile)) "default" else config$profile
     state$cv <- tryCatch(mirai::nextget("cv", .compute = profile), error = function(e) NULL)
-    preload <- workers_preload(config, min = max(1L, config$n))
-    # Daemons of the script may still be connecting: each loads the script
-    # before its first call if this has not reached it.
-    state$preload <- preload
-    state$starting <- own
+    # Daemons of ours evaluate the script in their link task (worker_link(),
+    # submitted by workers_link() once the server listens). Daemons of the
+    # script may still be connecting: each loads the script before its first
+    # call if this has not reached it.
+    if (!own) state$preload <- workers_preload(config, min = 1L)
+    state$grace <- cancel_grace
     if (own) {
       # Serving starts now; the workers evaluate the script meanwhile, and
-      # workers_wait() says on stderr when they have (workers_started()). A
-      # call that comes first waits in mirai's queue for a worker.
+      # the server says on stderr when they all have (workers_settled()). A
+      # call that comes first waits in the server's queue for a worker.
       state$since <- Sys.time()
       message(sprintf(workers_starting_line, config$n, if (config$n == 1L) "" else "s"))
     }
@@ -258,6 +252,44 @@ in_startup_dir <- function(code) {
   code
 }
 
+# Daemons of ours take their calls over links (src/rust/src/workers.rs,
+# worker_link.rs): `n` long mirai tasks running worker_link(), one per daemon
+# (a daemon busy with one gets no other), each dialling the server's link
+# socket `url` with `token`. TRUE, or a message.
+workers_link <- function(state, url, token, n) {
+  tryCatch({
+    link <- internal_call("worker_link", quote(script), quote(url), quote(token), quote(options))
+    args <- list(script = state$config$script, url = url, token = token,
+                 options = state$config$options)
+    # Tasks of links that ended (their daemon died or was killed) go.
+    state$links <- Filter(mirai::unresolved, state$links)
+    for (i in seq_len(n)) {
+      state$links[[length(state$links) + 1L]] <-
+        mirai::mirai(.expr = link, .args = args, .compute = state$config$profile)
+    }
+    TRUE
+  }, error = function(e) conditionMessage(e))
+}
+
+# A link ended (its daemon died or was killed): a new daemon takes its place.
+workers_relink <- function(state, url, token) {
+  workers_replace(state)
+  workers_link(state, url, token, 1L)
+}
+
+# Every daemon of ours said hello on its link (`failure` NULL), or one could
+# not evaluate the script: say so on stderr (mcp_check() waits for it).
+workers_settled <- function(state, failure = NULL) {
+  if (!is.null(failure)) {
+    message(worker_failure_prefix, failure)
+    return(invisible())
+  }
+  n <- state$config$n
+  message(sprintf("%s%d worker%s evaluated the script in %.1f s.", workers_ready_prefix, n,
+                  if (n == 1L) "" else "s", as.numeric(Sys.time() - state$since, units = "secs")))
+  invisible()
+}
+
 # Start one daemon in place of one that was killed or ended.
 workers_replace <- function(state) {
   if (!isTRUE(state$own)) return(invisible())
@@ -275,32 +307,25 @@ workers_submit <- function(state, id, name, args, traceparent, progress = NULL) 
   tryCatch({
     if (!is.null(progress)) progress <- c(progress, state$nodename)
     run <- state$run
-    marker <- NULL
-    if (!is.null(state$markers)) {
-      state$seq <- state$seq + 1
-      marker <- file.path(state$markers, sprintf("%.0f", state$seq))
-    }
     m <- mirai::mirai(
       .expr = run,
       .args = list(script = state$config$script, name = name, args = args,
                    options = state$config$options, traceparent = traceparent,
-                   marker = marker, progress = progress),
+                   progress = progress),
       .compute = state$config$profile
     )
-    state$tasks[[id]] <- list(mirai = m, name = name, marker = marker)
+    state$tasks[[id]] <- list(mirai = m, name = name)
     TRUE
   }, error = function(e) {
     sprintf("Tool %s could not be sent to a worker: %s", name, conditionMessage(e))
   })
 }
 
-# A call that has finished, as list(id, outcome, bell, reaping), waiting up
-# to `ms` milliseconds for one: mirai signals the compute profile's condition
-# variable whenever a task resolves, and the doorbell (workers_bell())
-# signals it when the server reads a line, so the wait ends at once for
-# either. `bell` says whether the doorbell still works, `reaping` whether
-# cancelled calls wait for their grace to end (the server then keeps
-# calling this while idle, so it acts on time).
+# A call on the script's daemons that has finished, as list(id, outcome,
+# bell), waiting up to `ms` milliseconds for one: mirai signals the compute
+# profile's condition variable whenever a task resolves, and the doorbell
+# (workers_bell()) signals it when the server reads a line, so the wait ends
+# at once for either. `bell` says whether the doorbell still works.
 workers_wait <- function(state, ms) {
   done <- workers_poll(state)
   if (is.null(done) && ms > 0 && !is.null(state$cv)) {
@@ -308,30 +333,7 @@ workers_wait <- function(state, ms) {
     workers_bell_rearm(state)
     done <- workers_poll(state)
   }
-  if (isTRUE(state$starting)) workers_started(state)
-  c(done, list(bell = !is.null(state$bell_aio), reaping = length(state$cancelled) > 0,
-               starting = isTRUE(state$starting)))
-}
-
-# Once every daemon of ours has evaluated the script (the server's
-# everywhere() at start), say so on stderr: ready, or the first failure. After
-# a failure every later call gets it as its tool error at once
-# (workers_submit()); calls already waiting get it from their worker.
-workers_started <- function(state) {
-  for (task in state$preload) if (mirai::unresolved(task)) return(invisible())
-  state$starting <- FALSE
-  for (task in state$preload) {
-    if (!isTRUE(task$data)) {
-      text <- worker_failure_text(task$data)
-      state$failed <- text
-      message(worker_failure_prefix, text)
-      return(invisible())
-    }
-  }
-  n <- length(state$preload)
-  message(sprintf("%s%d worker%s evaluated the script in %.1f s.", workers_ready_prefix, n,
-                  if (n == 1L) "" else "s", as.numeric(Sys.time() - state$since, units = "secs")))
-  invisible()
+  c(done, list(bell = !is.null(state$bell_aio)))
 }
 
 # The doorbell: a byte stream from the server's input reader (Rust listens
@@ -368,7 +370,6 @@ workers_bell_rearm <- function(state) {
 
 # A call that has finished, as list(id, outcome), or NULL.
 workers_poll <- function(state) {
-  if (length(state$cancelled)) workers_reap(state)
   for (id in names(state$tasks)) {
     task <- state$tasks[[id]]
     if (!mirai::unresolved(task$mirai)) {
@@ -379,98 +380,28 @@ workers_poll <- function(state) {
   NULL
 }
 
-# Stop a call: the daemon running it is interrupted. A call still running
-# `cancel_grace` seconds later ignores interrupts: workers_reap() ends it.
+# Stop a call (on the script's daemons): the daemon running it is
+# interrupted. mirai resolves a stopped mirai at once, and the daemon is the
+# script's: whether the call stops cannot be seen from here. (Daemons of
+# ours: cancelled over their link, see src/rust/src/workers.rs.)
 workers_cancel <- function(state, id) {
   task <- state$tasks[[id]]
   if (is.null(task)) return(invisible(FALSE))
-  if (isTRUE(state$own)) {
-    task$deadline <- Sys.time() + cancel_grace
-    state$cancelled[[length(state$cancelled) + 1L]] <- task
-  } else {
-    # mirai resolves a stopped mirai at once, and the daemon is the
-    # script's: whether the call stops cannot be seen from here.
-    message(sprintf(
-      "mcplite: tool %s was cancelled; its daemon belongs to the script, so if the call ignores the interrupt it goes on running there.",
-      task$name
-    ))
-  }
+  message(sprintf(
+    "mcplite: tool %s was cancelled; its daemon belongs to the script, so if the call ignores the interrupt it goes on running there.",
+    task$name
+  ))
   rm(list = id, envir = state$tasks)
   tryCatch(mirai::stop_mirai(task$mirai), error = function(e) NULL)
   invisible(TRUE)
 }
 
-# Cancelled calls past their grace (on daemons mcplite started): the daemon
-# is killed and another started in its place, so it cannot hold a worker
-# for good. Called at each wait; the server keeps waiting while any are
-# left (`reaping`), so this acts at the grace.
-workers_reap <- function(state) {
-  now <- Sys.time()
-  keep <- list()
-  for (task in state$cancelled) {
-    if (now < task$deadline) {
-      keep[[length(keep) + 1L]] <- task
-      next
-    }
-    # mirai resolves a stopped mirai at once; the marker tells whether the
-    # call still runs (worker_run() removes it when the call ends). None: the
-    # call ended, or never started (mirai dropped it from the queue).
-    daemon <- marker_read(task$marker)
-    if (is.null(daemon)) next
-    unlink(task$marker)
-    if (!isTRUE(worker_kill(state, daemon))) next
-    message(sprintf(
-      "mcplite: tool %s was cancelled and ignored the interrupt for %g s: its worker (process %d) was stopped and a new one started.",
-      task$name, cancel_grace, daemon$pid
-    ))
-    workers_replace(state)
-  }
-  state$cancelled <- keep
-  invisible()
-}
-
-# The daemon running a call, from its marker: list(pid, start, tmp), or NULL.
-marker_read <- function(marker) {
-  if (is.null(marker)) return(NULL)
-  lines <- tryCatch(readLines(marker, n = 3L, warn = FALSE), error = function(e) character())
-  pid <- suppressWarnings(as.integer(lines[1]))
-  if (length(lines) < 3L || is.na(pid) || pid <= 0L) return(NULL)
-  list(pid = pid, start = lines[[2]], tmp = lines[[3]])
-}
-
-# Kill a daemon of ours if it is still the process that wrote the marker
-# (its pid may have been reused since), and remove its R temporary
-# directory, which a killed R leaves behind. TRUE if killed.
-worker_kill <- function(state, daemon) {
-  start <- if (identical(daemon$start, "NA")) NA_character_ else daemon$start
-  killed <- rust_kill_process(daemon$pid, start)
-  if (!isTRUE(killed$value)) return(FALSE)
-  worker_tmp_remove(state, daemon)
-  TRUE
-}
-
-# Remove the R temporary directory of a daemon of ours that is gone (only
-# one inside the private directory's `tmp`).
-worker_tmp_remove <- function(state, daemon) {
-  if (is.null(state$tmp)) return(invisible())
-  tmp <- normalizePath(daemon$tmp, winslash = "/", mustWork = FALSE)
-  if (startsWith(tmp, paste0(normalizePath(state$tmp, winslash = "/"), "/"))) {
-    unlink(tmp, recursive = TRUE)
-  }
-  invisible()
-}
-
 # At the end of serving: stop what still runs, and the daemons mcplite
-# started, including any still running a call (a marker left behind). Those
-# are ended first: mirai's reset then has no daemon busy with a call to wait
-# for (the process must exit once every call is answered).
+# started (the server has ended their links, killing those still running a
+# call, so mirai's reset has no daemon busy to wait for).
 workers_stop <- function(state) {
   for (id in names(state$tasks)) workers_cancel(state, id)
   if (isTRUE(state$own)) {
-    for (marker in list.files(state$markers, full.names = TRUE)) {
-      daemon <- marker_read(marker)
-      if (!is.null(daemon)) worker_kill(state, daemon)
-    }
     tryCatch(mirai::daemons(0, .compute = state$config$profile), error = function(e) NULL)
   }
   if (!is.null(state$bell)) tryCatch(close(state$bell), error = function(e) NULL)
@@ -497,15 +428,7 @@ worker_outcome <- function(state, task) {
     return(failed(sprintf("Tool %s was interrupted.", name)))
   }
   if (mirai::is_error_value(value) && identical(as.integer(value), 19L)) {
-    # The daemon went away during the call (quit(), a crash, killed): start
-    # another in its place if it was one of ours.
-    if (!is.null(task$marker)) {
-      daemon <- marker_read(task$marker)
-      unlink(task$marker)
-      # Its R temporary directory, if it left it behind.
-      if (!is.null(daemon)) worker_tmp_remove(state, daemon)
-    }
-    workers_replace(state)
+    # The daemon went away during the call (quit(), a crash, killed).
     return(failed(sprintf(
       "Tool %s stopped: the worker process running it ended (the tool may have called quit(), or the process crashed).",
       name
@@ -546,15 +469,7 @@ internal_call <- function(fun, ...) {
 # Run one call on a worker. With `progress` (see workers_submit()),
 # mcp_progress() sends to the server's relay, and the outcome says how many
 # reports the call sent (`reports`): the server answers once it has them all.
-worker_run <- function(script, name, args, options, traceparent = NULL, marker = NULL,
-                       progress = NULL) {
-  if (!is.null(marker)) {
-    # Which process runs the call (pid and start time: the pid alone may be
-    # another process's by the time it is read), and its R temporary
-    # directory, while the call runs (see workers_reap()).
-    tryCatch(writeLines(worker_identity(), marker), error = function(e) NULL)
-    on.exit(unlink(marker), add = TRUE)
-  }
+worker_run <- function(script, name, args, options, traceparent = NULL, progress = NULL) {
   worker_state$fresh <- NULL
   tools <- worker_tools(script)
   fresh <- isTRUE(worker_state$fresh)
@@ -588,14 +503,46 @@ worker_run <- function(script, name, args, options, traceparent = NULL, marker =
   out
 }
 
-# What a call's marker says about this process: its pid, start time and R
-# temporary directory, which stay the same for its life (read once).
-worker_identity <- function() {
-  if (is.null(worker_state$identity)) {
-    pid <- Sys.getpid()
-    worker_state$identity <- c(as.character(pid), rust_process_start(pid), tempdir())
+# A daemon's link task (workers = n): evaluate the script, then serve the
+# calls the server sends on its link until the server closes it
+# (rust_worker_link(), src/rust/src/worker_link.rs). mirai's cleanup never
+# runs meanwhile: what the script and the tools set up stays, as in the
+# server.
+worker_link <- function(script, url, token, options) {
+  tools <- worker_tools(script)
+  error <- if (is.character(tools)) tools
+  specs <- NULL
+  opts <- NULL
+  if (is.null(error)) {
+    # The payload options the server started with, set after the script
+    # (which may set others): results are written exactly as in the server.
+    base::options(options)
+    opts <- tryCatch(payload_options(), error = function(e) NULL)
+    specs <- lapply(worker_state$specs, function(spec) {
+      fun <- spec[["fun"]]
+      spec["formals"] <- list(if (is.primitive(fun)) NULL else as.character(names(formals(fun))))
+      spec
+    })
   }
-  worker_state$identity
+  out <- rust_worker_link(list(
+    url = url, token = token, error = error, tmp = tempdir(), specs = specs, info = server_identity(),
+    json_opts = opts, helpers = json_helpers(), invoke = serve_tool,
+    traced = worker_traced_invoker
+  ))
+  if (!is.null(out[["error"]])) message("mcplite: worker link: ", out[["error"]])
+  invisible(NULL)
+}
+
+# The invoker of a traced call on a link: the call's span on the worker
+# joins the server's trace (see worker_trace_begin()).
+worker_traced_invoker <- function(traceparent) {
+  function(fun, args, name) {
+    failed <- TRUE
+    if (worker_trace_begin(traceparent, name)) on.exit(rust_worker_span_end(failed), add = TRUE)
+    out <- invoke_tool(fun, args, name)
+    failed <- !isTRUE(out$ok)
+    out
+  }
 }
 
 # A tool_result() whose `structured_content` the tool changed after its JSON
@@ -669,6 +616,7 @@ worker_tools <- function(script) {
   )
   worker_state$fresh <- TRUE
   if (is.character(specs)) return(specs)
+  worker_state$specs <- specs
   tools <- lapply(specs, function(s) s$fun)
   names(tools) <- vapply(specs, function(s) s$name, character(1))
   worker_state$tools <- tools

@@ -213,8 +213,11 @@ test_that("calls in flight at end of input are answered before the server exits 
   mcp_validate(mcp_by_id(early, "d"), "2026-07-28", "DiscoverResult")
 })
 
-test_that("a worker evaluates the script again when what it set up is gone", {
-  proc <- workers_server("1")
+test_that("a worker evaluates the script again when what it set up is gone (workers = \"mirai\")", {
+  # Daemons of ours keep what the script and the tools set up, as the server
+  # does (their link task never ends, so mirai's cleanup never runs); the
+  # script's own daemons run a mirai task per call.
+  proc <- workers_server("mirai")
   on.exit(mcp_kill(proc), add = TRUE)
   mcp_send(proc, initialize_line("2025-06-18"))
   mcp_read(proc, 1)
@@ -331,6 +334,87 @@ test_that("a worker that ends its process gives a tool error, and the next call 
   out <- mcp_close(proc)
   expect_identical(out$status, 0L)
   mcp_validate(list(ended, after), "2025-06-18", "CallToolResult")
+})
+
+test_that("a daemon killed mid-call fails that call only; a new daemon serves the calls that waited and the next", {
+  skip_on_os("windows") # pskill
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  mcp_send(proc, legacy_call(1, "pid"))
+  daemon <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
+  started <- file.path(barrier_dir(), "started")
+  mcp_send(proc, legacy_call(2, "block", args_json(started = started)))
+  expect_true(wait_until(function() file.exists(started)))
+  # Waits in the server for the only daemon, which is busy.
+  mcp_send(proc, legacy_call(3, "add", '{"x":1,"y":2}'))
+  tools::pskill(daemon, tools::SIGKILL)
+  got <- mcp_read(proc, 2, timeout = 60)
+  expect_setequal(ids_of(got), c("2", "3"))
+  killed <- mcp_by_id(got, 2)
+  expect_true(killed$result$isError)
+  expect_match(first_text(killed), "Tool block stopped: the worker process running it ended", fixed = TRUE)
+  expect_identical(first_text(mcp_by_id(got, 3)), "3")
+  mcp_send(proc, legacy_call(4, "pid"))
+  fresh <- as.integer(first_text(mcp_read(proc, 1)[[1]]))
+  expect_false(identical(fresh, daemon))
+  out <- mcp_close(proc)
+  expect_identical(out$status, 0L)
+  mcp_validate(got, "2025-06-18", "CallToolResult")
+})
+
+test_that("a call waiting on a busy daemon goes to another as soon as that one is idle", {
+  proc <- workers_server("2")
+  on.exit(mcp_kill(proc), add = TRUE)
+  dir <- barrier_dir()
+  a <- file.path(dir, "a")
+  b <- file.path(dir, "b")
+  mcp_send(proc, initialize_line("2025-11-25"))
+  mcp_read(proc, 1)
+  # Both daemons busy; the third call waits on one of them (behind a or b).
+  mcp_send(proc, legacy_call(1, "wait_for", args_json(path = a)))
+  mcp_send(proc, legacy_call(2, "wait_for", args_json(path = b)))
+  mcp_send(proc, legacy_call(3, "add", '{"x":1,"y":2}'))
+  # Whichever daemon finishes first takes it, even if it waited behind a.
+  file.create(b)
+  got <- mcp_read(proc, 2)
+  expect_setequal(ids_of(got), c("2", "3"))
+  expect_identical(first_text(mcp_by_id(got, 3)), "3")
+  file.create(a)
+  expect_identical(first_text(mcp_read(proc, 1)[[1]]), "released")
+  expect_identical(mcp_close(proc)$status, 0L)
+})
+
+test_that("the link socket closes connections without the token, and the pool still serves", {
+  skip_if_not(dir.exists("/proc/self/fd"), "needs /proc")
+  proc <- workers_server("1")
+  on.exit(mcp_kill(proc), add = TRUE)
+  mcp_send(proc, initialize_line("2025-06-18"))
+  mcp_read(proc, 1)
+  link <- paste0("ipc://", file.path(server_private_dir(proc), "link"))
+  # A wrong token followed by a forged hello and answer, a silent
+  # connection, one that sends part of a token, and a forged hello alone:
+  # the server closes each (the receive ends with an error, not at its time
+  # limit, which is nanonext's 5) and takes no call from them.
+  closed <- function(send) {
+    s <- nanonext::stream(dial = link)
+    on.exit(close(s))
+    if (length(send)) nanonext::send(s, send, mode = "raw", block = 5000L)
+    got <- nanonext::recv(s, mode = "raw", block = 30000L)
+    nanonext::is_error_value(got) && !identical(as.integer(got), 5L)
+  }
+  hello <- '{"op":"hello","pid":1,"start":1}\n'
+  forged <- charToRaw(paste0(strrep("0", 32), hello, '{"op":"answer","call":1,"result":{"content":[]}}\n'))
+  expect_true(closed(forged))
+  expect_true(closed(raw()))
+  expect_true(closed(charToRaw(strrep("0", 31))))
+  expect_true(closed(charToRaw(hello)))
+  for (i in 1:3) {
+    mcp_send(proc, legacy_call(i, "add", sprintf('{"x":%d,"y":2}', i)))
+    expect_identical(first_text(mcp_read(proc, 1)[[1]]), as.character(i + 2))
+  }
+  expect_identical(mcp_close(proc)$status, 0L)
 })
 
 test_that("a script that fails on the workers is reported at start and by every call", {
@@ -527,33 +611,6 @@ test_that("a cancelled call that ignores the interrupt is ended at its grace wit
   mcp_send(proc, legacy_call(8, "add", '{"x":4,"y":5}'))
   expect_identical(first_text(mcp_read(proc, 1, timeout = 60)[[1]]), "9")
   expect_identical(mcp_close(proc)$status, 0L)
-})
-
-test_that("the worker of a cancelled call is killed only if its process is still that worker", {
-  skip_if_not(dir.exists("/proc/self"), "needs /proc")
-  proc <- legacy_worker()
-  on.exit(mcp_kill(proc), add = TRUE)
-  calls <- file.path(server_private_dir(proc), "calls")
-  started <- file.path(barrier_dir(), "started")
-  mcp_send(proc, legacy_call(7, "stubborn", args_json(started = started)))
-  expect_true(wait_until(function() file.exists(started)))
-  marker <- list.files(calls, full.names = TRUE)
-  expect_length(marker, 1)
-  daemon <- readLines(marker)
-  # Another process now has the pid the marker names, as when the worker
-  # ended and its pid was reused: its start time is not the one recorded.
-  decoy <- processx::process$new("sleep", "600")
-  on.exit(decoy$kill(), add = TRUE)
-  writeLines(c(as.character(decoy$get_pid()), daemon[-1]), marker)
-  mcp_send(proc, rpc(NULL, "notifications/cancelled", '{"requestId":7}'))
-  # The server reads the marker when the grace ends, and removes it.
-  expect_true(wait_until(function() !file.exists(marker), timeout = 30))
-  expect_true(decoy$is_alive())
-  expect_true(dir.exists(file.path("/proc", daemon[[1]])))
-  tools::pskill(as.integer(daemon[[1]]), tools::SIGKILL)
-  out <- mcp_close(proc, timeout = 60)
-  expect_no_match(out$stderr, "was stopped and a new one started", fixed = TRUE)
-  expect_true(decoy$is_alive())
 })
 
 test_that("a process is killed by pid and start time only while both still match", {

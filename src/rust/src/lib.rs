@@ -19,6 +19,7 @@ mod script;
 mod serve;
 mod session;
 mod sexp;
+mod worker_link;
 mod workers;
 
 use sexp::Sx;
@@ -190,8 +191,10 @@ fn rust_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
     match read {
         Ok(report) => {
             // The call running in this process, else a live session's call
-            // (its link), else one on a worker (the server's relay).
-            if let Some(report) = host::report_progress(report).and_then(session::live::report) {
+            // (its link), else one on a worker (its link, or the server's relay).
+            if let Some(report) =
+                host::report_progress(report).and_then(session::live::report).and_then(worker_link::report)
+            {
                 relay::worker_report(report);
             }
             ().into()
@@ -235,6 +238,14 @@ fn rust_closure_scope(enter: bool) {
 #[extendr]
 fn rust_tool_failed(message: Robj) {
     host::tool_failed(message);
+}
+
+/// On a daemon of ours: serve the server's calls on its link until it
+/// closes (`list(value, error)`; see worker_link.rs).
+/// @noRd
+#[extendr]
+fn rust_worker_link(settings: Robj) -> Robj {
+    outcome(worker_link::serve(&settings).map(|()| Robj::from(())))
 }
 
 /// `mcp_session()`: serve tools from this interactive session
@@ -463,6 +474,7 @@ extendr_module! {
     fn rust_worker_progress_end;
     fn rust_closure_scope;
     fn rust_tool_failed;
+    fn rust_worker_link;
     fn rust_session_start;
     fn rust_session_next;
     fn rust_session_run;

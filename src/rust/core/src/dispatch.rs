@@ -59,8 +59,19 @@ pub enum Finished<V> {
     Made(Box<CallResult<V>>),
     /// A result object already written for the call's version by the core of
     /// another process (a live R session, see [`Server::call_here`]): sent
-    /// as it is.
-    Forwarded { result: Vec<u8>, is_error: bool },
+    /// as it is, with what that core found for the author: the tool's
+    /// failure and whether a number was written as 0 (see [`Here`]).
+    Forwarded { result: Vec<u8>, is_error: bool, failure: Option<String>, zeroed: bool },
+}
+
+/// A call [`Server::call_here`] ran: the result object, whether it is a
+/// tool error, why the tool failed (for the author's line on stderr) and
+/// whether a finite non-zero number was written as 0.
+pub struct Here {
+    pub result: Vec<u8>,
+    pub is_error: bool,
+    pub failure: Option<String>,
+    pub zeroed: bool,
 }
 
 /// What [`ToolHost::call`] did.
@@ -550,7 +561,7 @@ impl<F> Server<F> {
         arguments: Option<Val<'_>>,
         host: &mut H,
         cx: CallContext,
-    ) -> Option<(Vec<u8>, bool)> {
+    ) -> Option<Here> {
         let tool = self.tools.get(name)?;
         let v = cx.version;
         let finished = match r::args::check(arguments, &tool.formals, name) {
@@ -563,12 +574,12 @@ impl<F> Server<F> {
                 }
             }
         };
-        let result = self.call_result(finished, name).0;
+        let (result, failure) = self.call_result(finished, name);
         let version = &VERSIONS[v];
         let server_meta = version.modern_result.then_some((META_SERVER_INFO, &*self.server_info));
         let mut out = Vec::with_capacity(256);
         write_result(&mut out, &result, version, server_meta);
-        Some((out, result.is_error))
+        Some(Here { result: out, is_error: result.is_error, failure, zeroed: rjson::take_zeroed() })
     }
 
     /// The line for the author, the first time a result of `tool` held a
@@ -823,17 +834,18 @@ impl<F> Server<F> {
 
     /// The answer to a finished call.
     pub fn finish<V: RValue>(&self, id: &RequestId, v: VersionIndex, tool: &str, finished: Finished<V>) -> Answer {
-        let (line, is_error, failure) = match finished {
-            Finished::Forwarded { result, is_error } => {
+        let (line, is_error, failure, zeroed) = match finished {
+            Finished::Forwarded { result, is_error, failure, zeroed } => {
                 let mut line = Vec::with_capacity(result.len() + 64);
                 envelope::begin_result(&mut line, id);
                 line.extend_from_slice(&result);
                 envelope::end_line(&mut line);
-                (line, is_error, None)
+                (line, is_error, failure, zeroed)
             }
             finished => {
                 let (result, failure) = self.call_result(finished, tool);
-                (answer_line(id, v, &result, &self.server_info), result.is_error, failure)
+                let zeroed = rjson::take_zeroed();
+                (answer_line(id, v, &result, &self.server_info), result.is_error, failure, zeroed)
             }
         };
         Answer {
@@ -844,7 +856,7 @@ impl<F> Server<F> {
                 tool_error: is_error,
                 failure,
                 tool: Some(tool.to_string()),
-                zeroed_number: rjson::take_zeroed(),
+                zeroed_number: zeroed,
             },
         }
     }

@@ -917,6 +917,8 @@ impl mcplite_core::ToolHost for LiveHost {
             "forwarded" => Started::Done(Finished::Forwarded {
                 result: br#"{"content":[{"type":"text","text":"from the session"}],"isError":false}"#.to_vec(),
                 is_error: false,
+                failure: None,
+                zeroed: false,
             }),
             "unattached" => Started::Done(Finished::Failed("no session".into())),
             _ => self.inner.call(tool, args, cx),
@@ -987,7 +989,8 @@ fn a_call_run_for_another_server_gives_the_result_for_its_version() {
             version: v,
             client: Some("c".into()),
         };
-        let (result, is_error) = server.call_here("echo", Some(args.root()), &mut host, cx).unwrap();
+        let here = server.call_here("echo", Some(args.root()), &mut host, cx).unwrap();
+        let (result, is_error) = (here.result, here.is_error);
         let result: Value = serde_json::from_slice(&result).unwrap();
         assert!(!is_error);
         assert_eq!(result["content"][0]["text"], r#"{"a":1}"#, "{}", version.id);

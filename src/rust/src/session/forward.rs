@@ -279,6 +279,8 @@ impl SessionHost {
                                 Some(result) => Finished::Forwarded {
                                     result: result.get().as_bytes().to_vec(),
                                     is_error: msg.is_error == Some(true),
+                                    failure: None,
+                                    zeroed: false,
                                 },
                                 None => Finished::Failed("The R session sent an answer without a result.".into()),
                             };

@@ -590,9 +590,9 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     }
     *lock(&PROGRESS_TO) = None;
     match done {
-        Some((result, is_error)) => {
-            answer.result = RawValue::from_string(String::from_utf8_lossy(&result).into_owned()).ok();
-            answer.is_error = Some(is_error);
+        Some(here) => {
+            answer.result = RawValue::from_string(String::from_utf8_lossy(&here.result).into_owned()).ok();
+            answer.is_error = Some(here.is_error);
             if answer.result.is_none() {
                 return failed(answer, version, "the result could not be written");
             }

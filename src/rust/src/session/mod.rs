@@ -49,6 +49,12 @@ pub enum Op {
     Answer,
     /// session -> server: `mcp_session()` was called again (ask for `list`).
     Changed,
+    /// server -> worker: take back a call that has not started (another
+    /// daemon is free).
+    Withdraw,
+    /// worker -> server: a call withdrawn (or cancelled) before it started;
+    /// it never runs there.
+    Withdrawn,
 }
 
 /// One link line; which fields it holds depends on [`Op`].
@@ -86,6 +92,20 @@ pub struct Message {
     pub result: Option<Box<RawValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// Worker links (`worker_link`): the daemon's start time
+    /// (`platform::process_start`), its R temporary directory, why it
+    /// cannot serve (the script failed there), a call's traceparent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
+    /// A worker's answer: a number of its result was written as 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zeroed: Option<bool>,
 }
 
 impl Message {
@@ -106,6 +126,11 @@ impl Message {
             lists: None,
             result: None,
             is_error: None,
+            start: None,
+            tmp: None,
+            error: None,
+            traceparent: None,
+            zeroed: None,
         }
     }
 

@@ -1,0 +1,291 @@
+//! The daemon side of a worker link (`mcp_server(workers = n)`): each daemon
+//! mcplite starts runs one long mirai task, `worker_link()` (R/workers.R),
+//! which evaluates the script and then stays here: connected to the
+//! server's link socket in its private directory (`platform::local_connect`,
+//! the token first), it says `hello` (pid and start time, so the server can
+//! kill exactly this process; or why the script failed), then runs the
+//! `call`s the server sends, one at a time on R's main thread, through the
+//! core as the live session does (`Server::call_here`), and sends each
+//! `answer` (the result object the core wrote for the version the server
+//! named). `mcp_progress()` in a call writes relay lines on the same link,
+//! before the answer. A reader thread takes the server's lines: calls wait
+//! in a channel; a `cancel` interrupts the running call's closure
+//! (`platform::cancel_closure`) or drops a waiting one. The task ends when
+//! the server closes the link. Lines are `session::Message` JSON: nothing
+//! read from the server is unserialized as R objects.
+
+use crate::ffi;
+use crate::host::{RFun, RHost};
+use crate::platform::{self, LocalStream};
+use crate::session::{Message, Op, MAX_LINE};
+use crate::sexp::Sx;
+use extendr_api::prelude::*;
+use mcplite_core::dispatch::CallContext;
+use mcplite_core::envelope::RequestId;
+use mcplite_core::json::Doc;
+use mcplite_core::progress::{relay_line, Report};
+use mcplite_core::r::{field, string1};
+use mcplite_core::version::VERSIONS;
+use mcplite_core::Server;
+use serde_json::value::RawValue;
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long a write to the server may take (it reads on a thread of its own).
+const WRITE_WAIT: Duration = Duration::from_secs(5);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The link's write end, shared by the answers and `mcp_progress()`.
+struct Writer(Mutex<LocalStream>);
+
+impl Writer {
+    fn send(&self, line: &[u8]) -> bool {
+        let w = lock(&self.0);
+        let _ = w.set_write_timeout(Some(WRITE_WAIT));
+        (&*w).write_all(line).is_ok()
+    }
+}
+
+/// What the reader thread and the main thread share.
+#[derive(Default)]
+struct Calls {
+    /// The call running now.
+    running: Option<u64>,
+    /// Calls received that have not started.
+    pending: HashSet<u64>,
+    /// Calls withdrawn or cancelled before they started: never run.
+    withdrawn: HashSet<u64>,
+}
+
+/// The call whose `mcp_progress()` goes over the link, while it runs.
+// Global because `mcp_progress()` reaches it from the tool's R code through
+// `.Call` (`rust_progress()`), which carries no handle.
+static PROGRESS_TO: Mutex<Option<(Arc<Writer>, u64)>> = Mutex::new(None);
+/// Held while a cancellation signals the main thread, and while the main
+/// thread stops catching signals after a call (as in a live session).
+// Global because it orders the reader thread's signal with the main
+// thread's signal handlers, which are process-wide.
+static SIGNALLING: Mutex<()> = Mutex::new(());
+/// A cancellation sent the main thread a SIGINT during the running call.
+// Global for the same reason as `SIGNALLING`.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+/// `mcp_progress()` in a call that came over a link: the report goes to the
+/// server as a relay line. Gives the report back otherwise.
+pub fn report(report: Report) -> Option<Report> {
+    let target = lock(&PROGRESS_TO).clone();
+    let Some((writer, call)) = target else { return Some(report) };
+    writer.send(&relay_line(call, &report));
+    None
+}
+
+/// A call as the reader thread hands it over.
+struct Call {
+    call: u64,
+    version: usize,
+    tool: String,
+    arguments: Option<Box<RawValue>>,
+    progress: bool,
+    traceparent: Option<String>,
+}
+
+/// `rust_worker_link(settings)`: `settings` is `list(url, token, error,
+/// specs, info, json_opts, helpers, invoke, traced)` from `worker_link()`.
+/// Returns when the server closes the link; an error message if it could
+/// not be served.
+pub fn serve(settings: &Robj) -> Result<(), String> {
+    let sx = Sx::borrowed(settings);
+    let item = |name: &str| -> Result<Robj, String> {
+        field(&sx, name).map(|v| v.robj()).ok_or_else(|| format!("the link settings have no `{name}`"))
+    };
+    let text = |name: &str| -> Result<String, String> {
+        string1(&Sx::borrowed(&item(name)?)).ok_or_else(|| format!("`{name}` must be a string"))
+    };
+    let stream = platform::local_connect(&text("url")?, text("token")?.as_bytes())
+        .map_err(|e| format!("cannot reach the server: {e}"))?;
+    let writer = Arc::new(Writer(Mutex::new(stream.try_clone().map_err(|e| e.to_string())?)));
+    let mut hello = Message::new(Op::Hello);
+    let pid = std::process::id();
+    hello.pid = Some(pid);
+    hello.start = platform::process_start(pid);
+    hello.tmp = field(&sx, "tmp").and_then(|t| string1(&t));
+    if let Some(error) = field(&sx, "error").and_then(|e| string1(&e)) {
+        hello.error = Some(error);
+        writer.send(&hello.line());
+        return Ok(());
+    }
+    let server = (|| {
+        crate::sexp::set_helpers(&item("helpers")?)?;
+        let info = crate::serve::server_info(&item("info")?);
+        let opts = mcplite_core::r::options::read(&Sx::borrowed(&item("json_opts")?))
+            .map_err(|p| format!("payload options: {}", p.text()))?;
+        Server::new(crate::serve::tools(&item("specs")?)?, None, info, opts)
+    })();
+    let mut server = match server {
+        Ok(server) => server,
+        Err(e) => {
+            hello.error = Some(format!("The worker could not serve the tools: {e}"));
+            writer.send(&hello.line());
+            return Ok(());
+        }
+    };
+    let invoker = item("invoke")?;
+    let traced = item("traced")?;
+    if !writer.send(&hello.line()) {
+        return Err("the server closed the link".into());
+    }
+    let calls = Arc::new(Mutex::new(Calls::default()));
+    let (tx, rx) = mpsc::channel::<Call>();
+    let r_thread = platform::RThread::current();
+    {
+        let (calls, writer) = (calls.clone(), writer.clone());
+        std::thread::Builder::new()
+            .name("mcplite-worker-link".into())
+            .spawn(move || read_server(stream, &tx, &calls, &r_thread, &writer))
+            .map_err(|e| e.to_string())?;
+    }
+    // Ends when the reader drops its sender: the server closed the link.
+    while let Ok(call) = rx.recv() {
+        {
+            let mut c = lock(&calls);
+            if c.withdrawn.remove(&call.call) {
+                continue;
+            }
+            c.pending.remove(&call.call);
+            c.running = Some(call.call);
+        }
+        let answer = run_call(&mut server, &invoker, &traced, &call, &writer);
+        lock(&calls).running = None;
+        if !writer.send(&answer.line()) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The server's lines until it closes the link.
+fn read_server(
+    stream: LocalStream,
+    tx: &mpsc::Sender<Call>,
+    calls: &Mutex<Calls>,
+    r_thread: &platform::RThread,
+    writer: &Writer,
+) {
+    // A call that has not started never runs: the server hears so.
+    let withdraw = |call: u64| {
+        let mut c = lock(calls);
+        if !c.pending.remove(&call) {
+            return false;
+        }
+        c.withdrawn.insert(call);
+        drop(c);
+        let mut withdrawn = Message::new(Op::Withdrawn);
+        withdrawn.call = Some(call);
+        writer.send(&withdrawn.line());
+        true
+    };
+    crate::lines::read_lines(&stream, MAX_LINE, |line| {
+        let Ok(msg) = serde_json::from_slice::<Message>(line) else { return true };
+        match msg.op {
+            Op::Call => {
+                let (Some(call), Some(version), Some(tool)) = (msg.call, msg.version, msg.tool) else { return true };
+                let version = VERSIONS.iter().position(|v| v.id == version).unwrap_or(0);
+                let call = Call {
+                    call,
+                    version,
+                    tool,
+                    arguments: msg.arguments,
+                    progress: msg.progress == Some(true),
+                    traceparent: msg.traceparent,
+                };
+                lock(calls).pending.insert(call.call);
+                tx.send(call).is_ok()
+            }
+            Op::Withdraw => {
+                if let Some(call) = msg.call {
+                    withdraw(call);
+                }
+                true
+            }
+            Op::Cancel => {
+                let Some(call) = msg.call else { return true };
+                if withdraw(call) {
+                    return true;
+                }
+                let c = lock(calls);
+                if c.running == Some(call) {
+                    let _signalling = lock(&SIGNALLING);
+                    if platform::cancel_closure(r_thread) {
+                        SIGNALLED.store(true, Ordering::SeqCst);
+                    }
+                }
+                true
+            }
+            _ => true,
+        }
+    });
+}
+
+/// Run one call through the core and make its answer.
+fn run_call(server: &mut Server<RFun>, invoker: &Robj, traced: &Robj, q: &Call, writer: &Arc<Writer>) -> Message {
+    let mut answer = Message::new(Op::Answer);
+    answer.call = Some(q.call);
+    let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
+        Ok(doc) => doc,
+        Err(e) => return failed(answer, q.version, &format!("Tool {} received arguments it cannot read: {e}", q.tool)),
+    };
+    let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
+    let Some(id) = id else { return failed(answer, q.version, "bad call number") };
+    // A traced call runs through an invoker that opens the worker's span
+    // under the server's (`worker_traced_invoker()`).
+    let invoker = match q.traceparent.as_deref().map(ffi::string) {
+        Some(Ok(tp)) => ffi::call(traced, &[&tp]).map(Robj::from).unwrap_or_else(|_| invoker.clone()),
+        _ => invoker.clone(),
+    };
+    if q.progress {
+        *lock(&PROGRESS_TO) = Some((writer.clone(), q.call));
+    }
+    // While the call runs, a cancellation's SIGINT reaches only its closure.
+    let signals = platform::StopSignals::install().ok();
+    let mut host = RHost { invoker, owed: server.owed() };
+    let cx = CallContext { traceparent: None, id, progress: None, version: q.version, client: None };
+    let done = server.call_here(&q.tool, doc.as_ref().map(|d| d.root()), &mut host, cx);
+    {
+        let _signalling = lock(&SIGNALLING);
+        drop(signals);
+    }
+    if SIGNALLED.swap(false, Ordering::SeqCst) {
+        ffi::drop_pending_interrupt();
+    }
+    *lock(&PROGRESS_TO) = None;
+    match done {
+        Some(here) => {
+            answer.result = RawValue::from_string(String::from_utf8_lossy(&here.result).into_owned()).ok();
+            answer.is_error = Some(here.is_error);
+            answer.error = here.failure;
+            answer.zeroed = here.zeroed.then_some(true);
+            if answer.result.is_none() {
+                return failed(answer, q.version, "the result could not be written");
+            }
+            answer
+        }
+        None => failed(answer, q.version, &format!("Tool {} is not defined on the worker.", q.tool)),
+    }
+}
+
+/// A tool error as the answer, written by the core for the version.
+fn failed(mut answer: Message, version: usize, message: &str) -> Message {
+    let result = mcplite_core::result::CallResult::<Sx>::tool_error(message.to_string());
+    let mut out = Vec::new();
+    mcplite_core::projection::write_result(&mut out, &result, &VERSIONS[version], None);
+    answer.result = RawValue::from_string(String::from_utf8_lossy(&out).into_owned()).ok();
+    answer.is_error = Some(true);
+    answer
+}

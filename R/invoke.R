@@ -42,7 +42,8 @@ tool_message <- function(name) {
 # through R's top-level "abort" restart, which returns to the host's
 # R_tryEval() without printing anything; the host answers the message. The
 # last restart is the top-level one: a tool's own "abort" restart is skipped.
-# Workers and live sessions keep invoke_tool(), whose list they pass on.
+# Live sessions and traced calls on workers keep invoke_tool(), whose list they
+# pass on.
 serve_tool <- function(expr, name) {
   withCallingHandlers(
     as_tool_value(expr),

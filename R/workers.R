@@ -526,7 +526,7 @@ worker_link <- function(script, url, token, options) {
   }
   out <- rust_worker_link(list(
     url = url, token = token, error = error, tmp = tempdir(), specs = specs, info = server_identity(),
-    json_opts = opts, helpers = json_helpers(), invoke = serve_tool,
+    json_opts = opts, helpers = json_helpers(), serve = serve_tool, run = tool_run,
     traced = worker_traced_invoker
   ))
   if (!is.null(out[["error"]])) message("mcplite: worker link: ", out[["error"]])

@@ -15,7 +15,7 @@
 //! read from the server is unserialized as R objects.
 
 use crate::ffi;
-use crate::host::{RFun, RHost};
+use crate::host::{Invoke, RFun, RHost};
 use crate::platform::{self, LocalStream};
 use crate::session::{Message, Op, MAX_LINE};
 use crate::sexp::Sx;
@@ -97,7 +97,7 @@ struct Call {
 }
 
 /// `rust_worker_link(settings)`: `settings` is `list(url, token, error,
-/// specs, info, json_opts, helpers, invoke, traced)` from `worker_link()`.
+/// specs, info, json_opts, helpers, serve, run, traced)` from `worker_link()`.
 /// Returns when the server closes the link; an error message if it could
 /// not be served.
 pub fn serve(settings: &Robj) -> Result<(), String> {
@@ -136,7 +136,8 @@ pub fn serve(settings: &Robj) -> Result<(), String> {
             return Ok(());
         }
     };
-    let invoker = item("invoke")?;
+    let serve = item("serve")?;
+    let run = item("run")?;
     let traced = item("traced")?;
     if !writer.send(&hello.line()) {
         return Err("the server closed the link".into());
@@ -161,7 +162,7 @@ pub fn serve(settings: &Robj) -> Result<(), String> {
             c.pending.remove(&call.call);
             c.running = Some(call.call);
         }
-        let answer = run_call(&mut server, &invoker, &traced, &call, &writer);
+        let answer = run_call(&mut server, (&serve, &run), &traced, &call, &writer);
         lock(&calls).running = None;
         if !writer.send(&answer.line()) {
             break;
@@ -234,7 +235,13 @@ fn read_server(
 }
 
 /// Run one call through the core and make its answer.
-fn run_call(server: &mut Server<RFun>, invoker: &Robj, traced: &Robj, q: &Call, writer: &Arc<Writer>) -> Message {
+fn run_call(
+    server: &mut Server<RFun>,
+    (serve, run): (&Robj, &Robj),
+    traced: &Robj,
+    q: &Call,
+    writer: &Arc<Writer>,
+) -> Message {
     let mut answer = Message::new(Op::Answer);
     answer.call = Some(q.call);
     let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
@@ -243,18 +250,22 @@ fn run_call(server: &mut Server<RFun>, invoker: &Robj, traced: &Robj, q: &Call, 
     };
     let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
     let Some(id) = id else { return failed(answer, q.version, "bad call number") };
-    // A traced call runs through an invoker that opens the worker's span
-    // under the server's (`worker_traced_invoker()`).
-    let invoker = match q.traceparent.as_deref().map(ffi::string) {
-        Some(Ok(tp)) => ffi::call(traced, &[&tp]).map(Robj::from).unwrap_or_else(|_| invoker.clone()),
-        _ => invoker.clone(),
+    // A call runs as in the server (`serve_tool()`); a traced one through an
+    // invoker that opens the worker's span under the server's
+    // (`worker_traced_invoker()`).
+    let invoke = match q.traceparent.as_deref().map(ffi::string) {
+        Some(Ok(tp)) => match ffi::call(traced, &[&tp]) {
+            Ok(invoker) => Invoke::Outcome(Robj::from(invoker)),
+            Err(_) => Invoke::Call { serve: serve.clone(), run: run.clone() },
+        },
+        _ => Invoke::Call { serve: serve.clone(), run: run.clone() },
     };
     if q.progress {
         *lock(&PROGRESS_TO) = Some((writer.clone(), q.call));
     }
     // While the call runs, a cancellation's SIGINT reaches only its closure.
     let signals = platform::StopSignals::install().ok();
-    let mut host = RHost { invoker, owed: server.owed() };
+    let mut host = RHost { invoke, owed: server.owed() };
     let cx = CallContext { traceparent: None, id, progress: None, version: q.version, client: None };
     let done = server.call_here(&q.tool, doc.as_ref().map(|d| d.root()), &mut host, cx);
     {

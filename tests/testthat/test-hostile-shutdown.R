@@ -112,6 +112,23 @@ test_that("quit() in R code converting a result still answers that call and ever
         ids <- c(ids, "waiting")
       }
       mcp_send(proc, legacy_call("late", tool))
+      if (workers > 0) {
+        # Daemons of ours convert their results themselves: quit() there ends
+        # that worker only. The call is answered, and the server goes on
+        # serving (the other worker's call, then a clean end).
+        got <- mcp_read(proc, 1, timeout = 60)
+        expect_identical(vapply(got, function(r) r$id, ""), "late", info = info)
+        expect_true(hs_is_error(got[[1]]), info = info)
+        expect_match(hs_text(got[[1]]), "Tool late_[a-z]+ stopped: the worker process running it ended", info = info)
+        file.create(started)
+        released <- mcp_read(proc, 1, timeout = 60)
+        expect_identical(hs_text(released[[1]]), "released", info = info)
+        out <- mcp_close(proc, timeout = 30)
+        expect_identical(out$status, 0L, info = info)
+        expect_length(out$responses, 0)
+        mcp_validate(c(got, released), "2025-11-25", "CallToolResult")
+        next
+      }
       proc$process$wait(30000)
       out <- mcp_close(proc, timeout = 5)
       expect_identical(out$status, 4L, info = info)

@@ -128,12 +128,22 @@ impl From<Kept> for Robj {
 impl std::ops::Deref for Kept {
     type Target = Robj;
     fn deref(&self) -> &Robj {
-        // SAFETY: `Robj` is `#[repr(transparent)]` over `SEXP`, so a
-        // reference to the SEXP is a valid reference to an `Robj`; the object
-        // is preserved while `self` is borrowed, and a reference is never
-        // dropped, so extendr never releases an object it did not protect.
-        unsafe { &*(&self.0 as *const SEXP as *const Robj) }
+        // SAFETY: the object is preserved while `self` is borrowed.
+        unsafe { as_robj(&self.0) }
     }
+}
+
+/// A live R object read as an `&Robj` without an entry in extendr's table.
+///
+/// # Safety
+/// The object must stay alive (protected, preserved, or a `.Call`'s
+/// argument) for as long as the reference is used.
+pub unsafe fn as_robj(sexp: &SEXP) -> &Robj {
+    // SAFETY: `Robj` is `#[repr(transparent)]` over `SEXP`, so a reference to
+    // the SEXP is a valid reference to an `Robj`; the caller keeps the object
+    // alive, and a reference is never dropped, so extendr never releases an
+    // object it did not protect.
+    unsafe { &*(sexp as *const SEXP as *const Robj) }
 }
 
 impl Drop for Kept {
@@ -331,6 +341,54 @@ pub fn strings<S: AsRef<str>>(items: &[S]) -> Result<Kept, RFailure> {
             extendr_ffi::SET_STRING_ELT(x, i as isize, ch);
         }
         extendr_ffi::Rf_unprotect(1);
+        x
+    })
+}
+
+/// A named list, `NULL` for the elements left out (`list(value, error)`,
+/// what an entry point that can fail returns for R to raise).
+pub fn named_list(items: &[(&str, Option<&Kept>)]) -> Result<Kept, RFailure> {
+    // SAFETY: allocations under protection; the list is protected while its
+    // names are made, and the names vector is reachable from it once set;
+    // the names are a few ASCII bytes; the values are live objects the
+    // caller keeps.
+    make(|| unsafe {
+        let list = extendr_ffi::Rf_protect(extendr_ffi::Rf_allocVector(SEXPTYPE::VECSXP, items.len() as isize));
+        let names = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, items.len() as isize);
+        extendr_ffi::Rf_setAttrib(list, extendr_ffi::R_NamesSymbol, names);
+        for (i, (name, value)) in items.iter().enumerate() {
+            let ch = extendr_ffi::Rf_mkCharLenCE(name.as_ptr() as *const c_char, name.len() as c_int, cetype_t::CE_UTF8);
+            extendr_ffi::SET_STRING_ELT(names, i as isize, ch);
+            if let Some(v) = value {
+                extendr_ffi::SET_VECTOR_ELT(list, i as isize, v.0);
+            }
+        }
+        extendr_ffi::Rf_unprotect(1);
+        list
+    })
+}
+
+/// An unnamed list of objects the caller keeps.
+pub fn list(items: &[Kept]) -> Result<Kept, RFailure> {
+    // SAFETY: one allocation under protection; the items are live objects
+    // the caller keeps.
+    make(|| unsafe {
+        let list = extendr_ffi::Rf_allocVector(SEXPTYPE::VECSXP, items.len() as isize);
+        for (i, item) in items.iter().enumerate() {
+            extendr_ffi::SET_VECTOR_ELT(list, i as isize, item.0);
+        }
+        list
+    })
+}
+
+/// An integer vector.
+pub fn integers(items: &[i32]) -> Result<Kept, RFailure> {
+    // SAFETY: one allocation under protection, filled within its length.
+    make(|| unsafe {
+        let x = extendr_ffi::Rf_allocVector(SEXPTYPE::INTSXP, items.len() as isize);
+        if !items.is_empty() {
+            std::ptr::copy_nonoverlapping(items.as_ptr(), extendr_ffi::INTEGER(x), items.len());
+        }
         x
     })
 }

@@ -112,8 +112,8 @@ pub fn read_outcome(outcome: Sx, name: &str) -> Finished<Sx> {
 static FAILED: Mutex<Option<String>> = Mutex::new(None);
 
 /// `rust_tool_failed()`: see [`FAILED`].
-pub fn tool_failed(message: Robj) {
-    let message = string1(&Sx::owned(message));
+pub fn tool_failed(message: &Robj) {
+    let message = string1(&Sx::borrowed(message));
     *lock(&FAILED) = Some(message.unwrap_or_default());
 }
 

@@ -1,5 +1,6 @@
-//! The `.Call` entry points R code reaches during a tool call, written
-//! without extendr's wrapper: `serve_tool()`'s (`rust_closure_scope()`,
+//! The `.Call` entry points a server reaches, written without extendr's
+//! wrapper: `rust_serve()` and `rust_protocol()` (which `tool()` reads), and
+//! those R code reaches during a tool call: `serve_tool()`'s (`rust_closure_scope()`,
 //! `rust_tool_failed()`), `mcp_progress()`'s (`rust_progress()`) and
 //! `tool_result()`'s (`rust_to_json()`, `rust_to_json_fixed()`,
 //! `rust_check_tool_result()`, and `payload_options()`'s `rust_check()`); and
@@ -91,11 +92,8 @@ extern "C" fn rust_progress(progress: SEXP, total: SEXP, message: SEXP) -> SEXP 
     run("rust_progress", || {
         // SAFETY: the arguments of this `.Call`, read within it.
         let (progress, total, message) = unsafe { (arg(&progress), arg(&total), arg(&message)) };
-        let read = mcplite_core::progress::read_report(
-            &Sx::borrowed(progress),
-            &Sx::borrowed(total),
-            &Sx::borrowed(message),
-        );
+        let read =
+            mcplite_core::progress::read_report(&Sx::borrowed(progress), &Sx::borrowed(total), &Sx::borrowed(message));
         match read {
             Ok(report) => {
                 // The call running in this process, else a live session's call
@@ -148,7 +146,8 @@ extern "C" fn rust_to_json_fixed(x: SEXP, arg_name: SEXP) -> SEXP {
 extern "C" fn rust_check(kind: SEXP, x: SEXP, arg_name: SEXP) -> SEXP {
     fn problem(message: &str, class: &str, arg: &str, at: &[usize]) -> Result<Kept, RFailure> {
         let at: Vec<i32> = at.iter().map(|&i| i as i32).collect();
-        let (message, class, arg, at) = (ffi::string(message)?, ffi::string(class)?, ffi::string(arg)?, ffi::integers(&at)?);
+        let (message, class, arg, at) =
+            (ffi::string(message)?, ffi::string(class)?, ffi::string(arg)?, ffi::integers(&at)?);
         ffi::named_list(&[("message", Some(&message)), ("class", Some(&class)), ("arg", Some(&arg)), ("at", Some(&at))])
     }
     let of = |p: &mcplite_core::r::Problem| problem(&p.for_r(), p.class, &p.arg, &p.at);
@@ -156,7 +155,9 @@ extern "C" fn rust_check(kind: SEXP, x: SEXP, arg_name: SEXP) -> SEXP {
         // SAFETY: the arguments of this `.Call`, read within it.
         let (kind, x, arg_name) = unsafe { (arg(&kind), arg(&x), arg(&arg_name)) };
         let checked = match (crate::rstring::text(kind, "kind"), crate::rstring::text(arg_name, "arg")) {
-            (Ok(kind), Ok(name)) => mcplite_core::r::author::check(&kind, &Sx::borrowed(x), &name).map_err(|e| (e, name)),
+            (Ok(kind), Ok(name)) => {
+                mcplite_core::r::author::check(&kind, &Sx::borrowed(x), &name).map_err(|e| (e, name))
+            }
             (Err(e), _) | (_, Err(e)) => Err((e, "arg".to_string())),
         };
         let (error, warnings, names) = match checked {
@@ -173,7 +174,8 @@ extern "C" fn rust_check(kind: SEXP, x: SEXP, arg_name: SEXP) -> SEXP {
             Err((e, name)) => (Some(problem(&e, "argument", &name, &[])?), Vec::new(), None),
         };
         let warnings = ffi::list(&warnings)?;
-        ffi::named_list(&[("error", error.as_ref()), ("warnings", Some(&warnings)), ("names", names.as_ref())]).map(Some)
+        ffi::named_list(&[("error", error.as_ref()), ("warnings", Some(&warnings)), ("names", names.as_ref())])
+            .map(Some)
     })
 }
 
@@ -187,13 +189,58 @@ extern "C" fn rust_check_tool_result(x: SEXP) -> SEXP {
     })
 }
 
+/// Serve MCP on stdin/stdout until end of input. `settings` is the list
+/// `serve_specs()` makes (see `serve::Settings`); `list(value = how it
+/// ended, error)`.
+extern "C" fn rust_serve(settings: SEXP) -> SEXP {
+    run("rust_serve", || {
+        // SAFETY: the argument of this `.Call`, read within it.
+        let settings = unsafe { arg(&settings) };
+        let served = crate::serve::Settings::read(settings).and_then(crate::serve::run);
+        outcome(served.and_then(|how| ffi::string(how).map(Some).map_err(|e| e.to_string())))
+    })
+}
+
+/// The protocol facts R reads instead of spelling them (see ARCHITECTURE.md,
+/// "R <-> Rust contract"): `list(versions, latest_legacy, names)`.
+extern "C" fn rust_protocol() -> SEXP {
+    use mcplite_core::version::{Version, LATEST_LEGACY, VERSIONS};
+    use mcplite_core::wire::NAMES;
+    run("rust_protocol", || {
+        let column = |f: fn(&Version) -> &'static str| ffi::strings(&VERSIONS.iter().map(f).collect::<Vec<_>>());
+        let flag = |f: fn(&Version) -> bool| ffi::logicals(&VERSIONS.iter().map(f).collect::<Vec<_>>());
+        let versions = [
+            ("id", column(|v| v.id)?),
+            ("era", column(|v| v.era.label())?),
+            ("tool_title_annotations_meta", flag(|v| v.tool_title_annotations_meta)?),
+            ("output_schema", column(|v| v.output_schema.label())?),
+            ("structured_content", column(|v| v.structured_content.label())?),
+            ("audio_and_links", flag(|v| v.audio_and_links)?),
+            ("last_modified", flag(|v| v.last_modified)?),
+            ("content_meta", flag(|v| v.content_meta)?),
+            ("strict_schema_members", flag(|v| v.strict_schema_members)?),
+            ("modern_result", flag(|v| v.modern_result)?),
+            ("initialize_instructions", flag(|v| v.initialize_instructions)?),
+        ];
+        let versions = ffi::named_list(&versions.iter().map(|(n, v)| (*n, Some(v))).collect::<Vec<_>>())?;
+        let names = ffi::strings(&NAMES.iter().map(|(_, name)| *name).collect::<Vec<_>>())?;
+        ffi::set_names(&names, &ffi::strings(&NAMES.iter().map(|(id, _)| *id).collect::<Vec<_>>())?)?;
+        let latest = ffi::string(VERSIONS[LATEST_LEGACY].id)?;
+        ffi::named_list(&[("versions", Some(&versions)), ("latest_legacy", Some(&latest)), ("names", Some(&names))])
+            .map(Some)
+    })
+}
+
 /// The routines of this module for R's registration: R name, argument names,
 /// and the function (cast to the untyped pointer R's table holds).
 fn routines() -> Vec<(&'static str, &'static [&'static str], *const u8)> {
     type F3 = extern "C" fn(SEXP, SEXP, SEXP) -> SEXP;
     type F2 = extern "C" fn(SEXP, SEXP) -> SEXP;
     type F1 = extern "C" fn(SEXP) -> SEXP;
+    type F0 = extern "C" fn() -> SEXP;
     vec![
+        ("rust_serve", &["settings"], rust_serve as F1 as *const u8),
+        ("rust_protocol", &[], rust_protocol as F0 as *const u8),
         ("rust_closure_scope", &["enter"], rust_closure_scope as F1 as *const u8),
         ("rust_tool_failed", &["message"], rust_tool_failed as F1 as *const u8),
         ("rust_progress", &["progress", "total", "message"], rust_progress as F3 as *const u8),

@@ -117,6 +117,12 @@ impl Kept {
     pub fn to_robj(&self) -> Robj {
         (**self).clone()
     }
+
+    /// R's `NULL` (a constant: nothing to keep).
+    pub fn null() -> Kept {
+        // SAFETY: R_NilValue is a global constant.
+        Kept(unsafe { extendr_ffi::R_NilValue })
+    }
 }
 
 impl From<Kept> for Robj {
@@ -149,17 +155,33 @@ pub unsafe fn as_robj(sexp: &SEXP) -> &Robj {
 impl Drop for Kept {
     fn drop(&mut self) {
         // SAFETY: the object was preserved once when this was made (see
-        // `preserve`); releasing it never allocates or fails.
-        unsafe { extendr_ffi::R_ReleaseObject(self.0) }
+        // `preserve`), unless it is NULL; releasing never allocates or fails.
+        unsafe {
+            if self.0 != extendr_ffi::R_NilValue {
+                extendr_ffi::R_ReleaseObject(self.0)
+            }
+        }
     }
 }
 
-/// Preserves `sexp`, which the caller keeps protected. Allocates (one
-/// pairlist cell), so only under [`protected`]; `Kept` releases it.
+/// Preserves `sexp`, which the caller keeps protected (not `NULL`, a
+/// constant). Allocates (one pairlist cell), so only under [`protected`];
+/// `Kept` releases it.
 unsafe fn preserve(sexp: SEXP) -> SEXP {
     // SAFETY: the caller's contract.
-    unsafe { extendr_ffi::R_PreserveObject(sexp) };
+    unsafe {
+        if sexp != extendr_ffi::R_NilValue {
+            extendr_ffi::R_PreserveObject(sexp)
+        }
+    };
     sexp
+}
+
+/// Keeps a live object (one R holds now, such as a `.Call`'s argument or an
+/// element of one) for as long as the `Kept` lives.
+pub fn keep(robj: &Robj) -> Result<Kept, RFailure> {
+    // SAFETY: reads the SEXP of a live object, which `make` protects first.
+    make(|| unsafe { robj.get() })
 }
 
 /// Runs `make` under [`protected`] and keeps the object it returns
@@ -357,7 +379,8 @@ pub fn named_list(items: &[(&str, Option<&Kept>)]) -> Result<Kept, RFailure> {
         let names = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, items.len() as isize);
         extendr_ffi::Rf_setAttrib(list, extendr_ffi::R_NamesSymbol, names);
         for (i, (name, value)) in items.iter().enumerate() {
-            let ch = extendr_ffi::Rf_mkCharLenCE(name.as_ptr() as *const c_char, name.len() as c_int, cetype_t::CE_UTF8);
+            let ch =
+                extendr_ffi::Rf_mkCharLenCE(name.as_ptr() as *const c_char, name.len() as c_int, cetype_t::CE_UTF8);
             extendr_ffi::SET_STRING_ELT(names, i as isize, ch);
             if let Some(v) = value {
                 extendr_ffi::SET_VECTOR_ELT(list, i as isize, v.0);
@@ -391,6 +414,28 @@ pub fn integers(items: &[i32]) -> Result<Kept, RFailure> {
         }
         x
     })
+}
+
+/// A logical vector.
+pub fn logicals(items: &[bool]) -> Result<Kept, RFailure> {
+    // SAFETY: one allocation under protection, filled within its length.
+    make(|| unsafe {
+        let x = extendr_ffi::Rf_allocVector(SEXPTYPE::LGLSXP, items.len() as isize);
+        let p = extendr_ffi::LOGICAL(x);
+        for (i, &b) in items.iter().enumerate() {
+            *p.add(i) = b as c_int;
+        }
+        x
+    })
+}
+
+/// `x` with the names `names` (a character vector as long as `x`), set in place.
+pub fn set_names(x: &Kept, names: &Kept) -> Result<(), RFailure> {
+    // SAFETY: setAttrib under protection on two live objects the caller keeps.
+    protected(|| unsafe {
+        extendr_ffi::Rf_setAttrib(x.0, extendr_ffi::R_NamesSymbol, names.0);
+    })
+    .ok_or_else(|| RFailure::Error(last_error_message()))
 }
 
 /// `TRUE` or `FALSE`.

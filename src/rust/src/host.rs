@@ -15,13 +15,13 @@ use mcplite_core::{Tool, ToolHost};
 use std::io::Write;
 use std::sync::Mutex;
 
-/// A tool's R function.
-pub struct RFun(pub Robj);
+/// A tool's R function (kept outside extendr's table, see `ffi::Kept`).
+pub struct RFun(pub ffi::Kept);
 
 /// Runs tools in this R process, one at a time.
 pub struct RHost {
     /// `invoke_tool(fun, args, name)`.
-    pub invoker: Robj,
+    pub invoker: std::rc::Rc<ffi::Kept>,
     /// The server's calls owed an answer: the host marks the one whose tool
     /// runs, for the exit hook.
     pub owed: Owed,

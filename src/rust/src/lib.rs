@@ -52,8 +52,6 @@ fn rust_protocol_text(x: Robj, what: Robj) -> Robj {
     outcome(rstring::text(&x, &what).map(Robj::from))
 }
 
-
-
 /// What a value is, for R's messages (`core::r::describe_for_r`), with
 /// `{scalar}` where R writes a single value as R prints it. Never fails.
 /// @noRd
@@ -71,7 +69,6 @@ fn rust_quote_names(x: Robj) -> Robj {
     Robj::from(mcplite_core::r::quote_names(&names))
 }
 
-
 /// `NULL` if a result's structured JSON is still its `structured_content`'s
 /// (or not the serializer's), else the positions (from 1) of the text blocks
 /// generated from that JSON: `core::r::result::structured_edit`. Never fails.
@@ -83,7 +80,6 @@ fn rust_structured_edit(x: Robj) -> Robj {
         Some(at) => Robj::from(at.iter().map(|&i| i as i32 + 1).collect::<Vec<i32>>()),
     }
 }
-
 
 /// The length in bytes of the payload JSON of `x`, without making an R
 /// string of it: the serializer alone, for bench/json.
@@ -106,15 +102,6 @@ fn rust_json_take_zeroed() -> Robj {
     Robj::from(mcplite_core::rjson::take_zeroed())
 }
 
-/// Serve MCP on stdin/stdout until end of input. `settings` is the list
-/// `serve_specs()` makes (see `serve::Settings`).
-/// @noRd
-#[extendr]
-fn rust_serve(settings: Robj) -> Robj {
-    outcome(serve::Settings::read(&settings).and_then(serve::run).map(Robj::from))
-}
-
-
 /// On a worker, a call that reports progress starts: `progress` is
 /// `c(url, token, task)` from the server (see `relay`). Whether the
 /// server's relay is reached.
@@ -135,8 +122,6 @@ fn rust_worker_progress_begin(progress: Robj) -> bool {
 fn rust_worker_progress_end() -> f64 {
     relay::worker_end() as f64
 }
-
-
 
 /// `mcp_session()`: serve tools from this interactive session
 /// (`list(value = info, error)`).
@@ -222,39 +207,6 @@ fn rust_tool_listing(spec: Robj) -> Robj {
         let text = |s: &str| ffi::string(s).map_err(|e| e.to_string());
         Ok(list!(version = text(version.id)?, json = text(&json)?).into())
     })())
-}
-
-/// The protocol facts R reads instead of spelling them (R/protocol.R): the
-/// version table in preference order (`versions`, one column per field of
-/// `core::version::Version` that R or the docs use), the version a legacy
-/// `initialize` falls back to (`latest_legacy`), and MCP's field names
-/// (`names`, a character vector named by `core::wire`'s constants).
-/// @noRd
-#[extendr]
-fn rust_protocol() -> Robj {
-    use mcplite_core::version::{LATEST_LEGACY, VERSIONS};
-    use mcplite_core::wire::NAMES;
-    let column =
-        |f: fn(&mcplite_core::version::Version) -> &'static str| -> Strings { VERSIONS.iter().map(f).collect() };
-    let flag = |f: fn(&mcplite_core::version::Version) -> bool| -> Vec<bool> { VERSIONS.iter().map(f).collect() };
-    let versions = list!(
-        id = column(|v| v.id),
-        era = column(|v| v.era.label()),
-        tool_title_annotations_meta = flag(|v| v.tool_title_annotations_meta),
-        output_schema = column(|v| v.output_schema.label()),
-        structured_content = column(|v| v.structured_content.label()),
-        audio_and_links = flag(|v| v.audio_and_links),
-        last_modified = flag(|v| v.last_modified),
-        content_meta = flag(|v| v.content_meta),
-        strict_schema_members = flag(|v| v.strict_schema_members),
-        modern_result = flag(|v| v.modern_result),
-        initialize_instructions = flag(|v| v.initialize_instructions)
-    );
-    let mut names: Robj = NAMES.iter().map(|(_, name)| *name).collect::<Strings>().into();
-    if names.set_names(NAMES.iter().map(|(id, _)| *id)).is_err() {
-        return ().into(); // unreachable: one identifier per name by construction
-    }
-    list!(versions = versions, latest_legacy = VERSIONS[LATEST_LEGACY].id, names = names).into()
 }
 
 /// On a worker: point stdout at stderr and stdin at the null device, so that
@@ -350,10 +302,8 @@ extendr_module! {
     fn rust_quote_names;
     fn rust_structured_edit;
     fn rust_tool_listing;
-    fn rust_protocol;
     fn rust_json_size;
     fn rust_json_take_zeroed;
-    fn rust_serve;
     fn rust_on_exit;
     fn rust_worker_progress_begin;
     fn rust_worker_progress_end;

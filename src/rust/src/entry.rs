@@ -1,5 +1,6 @@
 //! The `.Call` entry points a server reaches, written without extendr's
-//! wrapper: `rust_serve()` and `rust_protocol()` (which `tool()` reads), and
+//! wrapper: `rust_serve()`, `rust_protocol()` (which `tool()` reads) and
+//! `rust_on_exit()`, a worker's `rust_json_take_zeroed()` (twice per call), and
 //! those R code reaches during a tool call: `serve_tool()`'s (`rust_closure_scope()`,
 //! `rust_tool_failed()`), `mcp_progress()`'s (`rust_progress()`) and
 //! `tool_result()`'s (`rust_to_json()`, `rust_to_json_fixed()`,
@@ -189,6 +190,21 @@ extern "C" fn rust_check_tool_result(x: SEXP) -> SEXP {
     })
 }
 
+/// The process is ending (an exit finalizer): answer a call in flight.
+extern "C" fn rust_on_exit() -> SEXP {
+    run("rust_on_exit", || {
+        crate::host::on_r_exit();
+        Ok(None)
+    })
+}
+
+/// Whether this process serialized a finite non-zero number as 0 since it
+/// last asked (`rjson::take_zeroed`): a worker asks before and after every
+/// call (R/workers.R) and hands it to the server with the call's outcome.
+extern "C" fn rust_json_take_zeroed() -> SEXP {
+    run("rust_json_take_zeroed", || ffi::flag(mcplite_core::rjson::take_zeroed()).map(Some))
+}
+
 /// Serve MCP on stdin/stdout until end of input. `settings` is the list
 /// `serve_specs()` makes (see `serve::Settings`); `list(value = how it
 /// ended, error)`.
@@ -241,6 +257,8 @@ fn routines() -> Vec<(&'static str, &'static [&'static str], *const u8)> {
     vec![
         ("rust_serve", &["settings"], rust_serve as F1 as *const u8),
         ("rust_protocol", &[], rust_protocol as F0 as *const u8),
+        ("rust_on_exit", &[], rust_on_exit as F0 as *const u8),
+        ("rust_json_take_zeroed", &[], rust_json_take_zeroed as F0 as *const u8),
         ("rust_closure_scope", &["enter"], rust_closure_scope as F1 as *const u8),
         ("rust_tool_failed", &["message"], rust_tool_failed as F1 as *const u8),
         ("rust_progress", &["progress", "total", "message"], rust_progress as F3 as *const u8),

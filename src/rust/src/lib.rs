@@ -93,15 +93,6 @@ fn rust_json_size(x: Robj, opts: Robj, helpers: Robj) -> Robj {
     })())
 }
 
-/// Whether this process serialized a finite non-zero number as 0 since it
-/// last asked (`rjson::take_zeroed`): a worker hands it to the server with
-/// the call's outcome, which says so to the author.
-/// @noRd
-#[extendr]
-fn rust_json_take_zeroed() -> Robj {
-    Robj::from(mcplite_core::rjson::take_zeroed())
-}
-
 /// On a worker, a call that reports progress starts: `progress` is
 /// `c(url, token, task)` from the server (see `relay`). Whether the
 /// server's relay is reached.
@@ -184,13 +175,6 @@ fn rust_session_registration(path: Robj) -> Robj {
         let r = session::live::read_registration(&path)?;
         Ok(list!(name = r.name, pid = r.pid as f64, cwd = r.cwd, socket = r.socket).into())
     })())
-}
-
-/// The process is ending (an exit finalizer): answer a call in flight.
-/// @noRd
-#[extendr]
-fn rust_on_exit() {
-    host::on_r_exit();
 }
 
 /// What a client of the preferred protocol version receives for one tool in
@@ -303,8 +287,6 @@ extendr_module! {
     fn rust_structured_edit;
     fn rust_tool_listing;
     fn rust_json_size;
-    fn rust_json_take_zeroed;
-    fn rust_on_exit;
     fn rust_worker_progress_begin;
     fn rust_worker_progress_end;
     fn rust_session_start;

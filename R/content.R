@@ -200,7 +200,8 @@ new_block <- function(type, fields, annotations, meta, call) {
 check_meta <- function(meta, arg, call, class = "content") {
   if (is.null(meta)) return(empty_object())
   meta <- check_named_list(meta, arg, call = call, class = class)
-  check_fixed(meta, arg, call = call, class = class)
+  # The empty object (the default, per result and per block) needs no check.
+  if (length(meta) > 0) check_fixed(meta, arg, call = call, class = class)
   meta
 }
 
@@ -213,6 +214,7 @@ check_meta <- function(meta, arg, call, class = "content") {
 check_block_annotations <- function(annotations, call) {
   if (is.null(annotations)) return(empty_object())
   annotations <- check_named_list(annotations, "annotations", call = call, class = "content")
+  if (length(annotations) == 0) return(annotations)
   res <- author_check("content_annotations", annotations, "annotations", call = call)
   names(annotations) <- res$names
   # An annotation given as NULL is not sent.

@@ -1,6 +1,8 @@
 # Wrappers for the #[extendr] functions of src/rust/src (the functions each
-# file's extendr_module! lists). Written by hand, not generated: one line per
-# registered function, calling its `wrap__` symbol with the same arguments.
+# file's extendr_module! lists) and the glue's own entry points (entry.rs,
+# registered under the same `wrap__` names). Written by hand, not generated:
+# one line per registered function, calling its `wrap__` symbol with the same
+# arguments.
 # A test (test-api.R) checks that every registered routine has its line.
 
 #' @useDynLib mcplite, .registration = TRUE

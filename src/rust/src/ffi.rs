@@ -117,6 +117,12 @@ impl Kept {
     pub fn to_robj(&self) -> Robj {
         (**self).clone()
     }
+
+    /// R's `NULL` (a constant: nothing to keep).
+    pub fn null() -> Kept {
+        // SAFETY: R_NilValue is a global constant.
+        Kept(unsafe { extendr_ffi::R_NilValue })
+    }
 }
 
 impl From<Kept> for Robj {
@@ -128,28 +134,54 @@ impl From<Kept> for Robj {
 impl std::ops::Deref for Kept {
     type Target = Robj;
     fn deref(&self) -> &Robj {
-        // SAFETY: `Robj` is `#[repr(transparent)]` over `SEXP`, so a
-        // reference to the SEXP is a valid reference to an `Robj`; the object
-        // is preserved while `self` is borrowed, and a reference is never
-        // dropped, so extendr never releases an object it did not protect.
-        unsafe { &*(&self.0 as *const SEXP as *const Robj) }
+        // SAFETY: the object is preserved while `self` is borrowed.
+        unsafe { as_robj(&self.0) }
     }
+}
+
+/// A live R object read as an `&Robj` without an entry in extendr's table.
+///
+/// # Safety
+/// The object must stay alive (protected, preserved, or a `.Call`'s
+/// argument) for as long as the reference is used.
+pub unsafe fn as_robj(sexp: &SEXP) -> &Robj {
+    // SAFETY: `Robj` is `#[repr(transparent)]` over `SEXP`, so a reference to
+    // the SEXP is a valid reference to an `Robj`; the caller keeps the object
+    // alive, and a reference is never dropped, so extendr never releases an
+    // object it did not protect.
+    unsafe { &*(sexp as *const SEXP as *const Robj) }
 }
 
 impl Drop for Kept {
     fn drop(&mut self) {
         // SAFETY: the object was preserved once when this was made (see
-        // `preserve`); releasing it never allocates or fails.
-        unsafe { extendr_ffi::R_ReleaseObject(self.0) }
+        // `preserve`), unless it is NULL; releasing never allocates or fails.
+        unsafe {
+            if self.0 != extendr_ffi::R_NilValue {
+                extendr_ffi::R_ReleaseObject(self.0)
+            }
+        }
     }
 }
 
-/// Preserves `sexp`, which the caller keeps protected. Allocates (one
-/// pairlist cell), so only under [`protected`]; `Kept` releases it.
+/// Preserves `sexp`, which the caller keeps protected (not `NULL`, a
+/// constant). Allocates (one pairlist cell), so only under [`protected`];
+/// `Kept` releases it.
 unsafe fn preserve(sexp: SEXP) -> SEXP {
     // SAFETY: the caller's contract.
-    unsafe { extendr_ffi::R_PreserveObject(sexp) };
+    unsafe {
+        if sexp != extendr_ffi::R_NilValue {
+            extendr_ffi::R_PreserveObject(sexp)
+        }
+    };
     sexp
+}
+
+/// Keeps a live object (one R holds now, such as a `.Call`'s argument or an
+/// element of one) for as long as the `Kept` lives.
+pub fn keep(robj: &Robj) -> Result<Kept, RFailure> {
+    // SAFETY: reads the SEXP of a live object, which `make` protects first.
+    make(|| unsafe { robj.get() })
 }
 
 /// Runs `make` under [`protected`] and keeps the object it returns
@@ -355,6 +387,77 @@ pub fn strings<S: AsRef<str>>(items: &[S]) -> Result<Kept, RFailure> {
         extendr_ffi::Rf_unprotect(1);
         x
     })
+}
+
+/// A named list, `NULL` for the elements left out (`list(value, error)`,
+/// what an entry point that can fail returns for R to raise).
+pub fn named_list(items: &[(&str, Option<&Kept>)]) -> Result<Kept, RFailure> {
+    // SAFETY: allocations under protection; the list is protected while its
+    // names are made, and the names vector is reachable from it once set;
+    // the names are a few ASCII bytes; the values are live objects the
+    // caller keeps.
+    make(|| unsafe {
+        let list = extendr_ffi::Rf_protect(extendr_ffi::Rf_allocVector(SEXPTYPE::VECSXP, items.len() as isize));
+        let names = extendr_ffi::Rf_allocVector(SEXPTYPE::STRSXP, items.len() as isize);
+        extendr_ffi::Rf_setAttrib(list, extendr_ffi::R_NamesSymbol, names);
+        for (i, (name, value)) in items.iter().enumerate() {
+            let ch =
+                extendr_ffi::Rf_mkCharLenCE(name.as_ptr() as *const c_char, name.len() as c_int, cetype_t::CE_UTF8);
+            extendr_ffi::SET_STRING_ELT(names, i as isize, ch);
+            if let Some(v) = value {
+                extendr_ffi::SET_VECTOR_ELT(list, i as isize, v.0);
+            }
+        }
+        extendr_ffi::Rf_unprotect(1);
+        list
+    })
+}
+
+/// An unnamed list of objects the caller keeps.
+pub fn list(items: &[Kept]) -> Result<Kept, RFailure> {
+    // SAFETY: one allocation under protection; the items are live objects
+    // the caller keeps.
+    make(|| unsafe {
+        let list = extendr_ffi::Rf_allocVector(SEXPTYPE::VECSXP, items.len() as isize);
+        for (i, item) in items.iter().enumerate() {
+            extendr_ffi::SET_VECTOR_ELT(list, i as isize, item.0);
+        }
+        list
+    })
+}
+
+/// An integer vector.
+pub fn integers(items: &[i32]) -> Result<Kept, RFailure> {
+    // SAFETY: one allocation under protection, filled within its length.
+    make(|| unsafe {
+        let x = extendr_ffi::Rf_allocVector(SEXPTYPE::INTSXP, items.len() as isize);
+        if !items.is_empty() {
+            std::ptr::copy_nonoverlapping(items.as_ptr(), extendr_ffi::INTEGER(x), items.len());
+        }
+        x
+    })
+}
+
+/// A logical vector.
+pub fn logicals(items: &[bool]) -> Result<Kept, RFailure> {
+    // SAFETY: one allocation under protection, filled within its length.
+    make(|| unsafe {
+        let x = extendr_ffi::Rf_allocVector(SEXPTYPE::LGLSXP, items.len() as isize);
+        let p = extendr_ffi::LOGICAL(x);
+        for (i, &b) in items.iter().enumerate() {
+            *p.add(i) = b as c_int;
+        }
+        x
+    })
+}
+
+/// `x` with the names `names` (a character vector as long as `x`), set in place.
+pub fn set_names(x: &Kept, names: &Kept) -> Result<(), RFailure> {
+    // SAFETY: setAttrib under protection on two live objects the caller keeps.
+    protected(|| unsafe {
+        extendr_ffi::Rf_setAttrib(x.0, extendr_ffi::R_NamesSymbol, names.0);
+    })
+    .ok_or_else(|| RFailure::Error(last_error_message()))
 }
 
 /// `TRUE` or `FALSE`.

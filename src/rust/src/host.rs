@@ -13,10 +13,11 @@ use mcplite_core::r::{field, flag1, string1};
 use mcplite_core::telemetry::diag;
 use mcplite_core::{Tool, ToolHost};
 use std::io::Write;
+use std::rc::Rc;
 use std::sync::Mutex;
 
-/// A tool's R function.
-pub struct RFun(pub Robj);
+/// A tool's R function (kept outside extendr's table, see `ffi::Kept`).
+pub struct RFun(pub ffi::Kept);
 
 /// Runs tools in this R process, one at a time.
 pub struct RHost {
@@ -42,16 +43,18 @@ pub enum Invoke {
     Call {
         /// `serve_tool(expr, name)`: sets the condition handlers, then
         /// evaluates the tool's call it is given unevaluated.
-        serve: Robj,
+        serve: Rc<ffi::Kept>,
         /// `tool_run(expr)`: evaluates the tool's own call as the run a
         /// cancellation interrupts ([`closure_scope`]).
-        run: Robj,
+        run: Rc<ffi::Kept>,
     },
     /// A function of `(fun, args, name)` that returns `list(ok = TRUE,
     /// value)` or `list(ok = FALSE, message)` ([`read_outcome`]): the live
     /// session's `session_call()`, which guards the console around
-    /// `invoke_tool()`.
-    Outcome(Robj),
+    /// `invoke_tool()`, and a traced call's on a worker
+    /// (`worker_traced_invoker()`). Kept outside extendr's table (see
+    /// `ffi::Kept`), as the other R objects a call reaches.
+    Outcome(Rc<ffi::Kept>),
 }
 
 /// Where the tool running in this process now reports progress, and its
@@ -139,8 +142,8 @@ pub fn read_outcome(outcome: Sx, name: &str) -> Finished<Sx> {
 static FAILED: Mutex<Option<String>> = Mutex::new(None);
 
 /// `rust_tool_failed()`: see [`FAILED`].
-pub fn tool_failed(message: Robj) {
-    let message = string1(&Sx::owned(message));
+pub fn tool_failed(message: &Robj) {
+    let message = string1(&Sx::borrowed(message));
     *lock(&FAILED) = Some(message.unwrap_or_default());
 }
 

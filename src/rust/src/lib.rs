@@ -7,6 +7,7 @@ use extendr_api::prelude::*;
 mod build;
 mod client;
 mod config_file;
+mod entry;
 mod ffi;
 mod host;
 mod lines;
@@ -52,58 +53,6 @@ fn rust_protocol_text(x: Robj, what: Robj) -> Robj {
     outcome(rstring::text(&x, &what).map(Robj::from))
 }
 
-/// Fixed protocol encoding of an R value (schemas, annotations, `_meta`);
-/// errors name the element, starting from `arg`.
-/// @noRd
-#[extendr]
-fn rust_to_json_fixed(x: Robj, arg: Robj) -> Robj {
-    outcome(rstring::text(&arg, "arg").and_then(|arg| {
-        mcplite_core::r::fixed::encode(&Sx::borrowed(&x), &arg)
-            .map(|v| Robj::from(v.to_string()))
-            .map_err(|e| e.message(&arg))
-    }))
-}
-
-/// An author's object checked by the core's rule `kind` (see
-/// `core::r::author`): `list(error, warnings, names)`, each a problem as
-/// `list(message, class, arg, at)` for R to raise (`raise_problem()`).
-/// @noRd
-#[extendr]
-fn rust_check(kind: Robj, x: Robj, arg: Robj) -> Robj {
-    fn problem(p: &mcplite_core::r::Problem) -> Robj {
-        let at: Vec<i32> = p.at.iter().map(|&i| i as i32).collect();
-        list!(message = p.for_r(), class = p.class, arg = p.arg.as_str(), at = at).into()
-    }
-    let (kind, arg) = match (rstring::text(&kind, "kind"), rstring::text(&arg, "arg")) {
-        (Ok(kind), Ok(arg)) => (kind, arg),
-        (Err(e), _) | (_, Err(e)) => {
-            return list!(
-                error = list!(message = e, class = "argument", arg = "arg", at = Vec::<i32>::new()),
-                warnings = List::new(0)
-            )
-            .into()
-        }
-    };
-    let (kind, arg) = (kind.as_str(), arg.as_str());
-    match mcplite_core::r::author::check(kind, &Sx::borrowed(&x), arg) {
-        Ok(v) => {
-            let warnings: Vec<Robj> = v.warnings.iter().map(problem).collect();
-            let error = v.problem.as_ref().map(problem).unwrap_or_else(|| ().into());
-            let names: Robj = match &v.names {
-                // A dropped element has the name "" (R checked that none is empty).
-                Some(n) => n.iter().map(|x| x.as_deref().unwrap_or("")).collect::<Strings>().into(),
-                None => ().into(),
-            };
-            list!(error = error, warnings = List::from_values(warnings), names = names).into()
-        }
-        Err(e) => list!(
-            error = list!(message = e, class = "argument", arg = arg, at = Vec::<i32>::new()),
-            warnings = List::new(0)
-        )
-        .into(),
-    }
-}
-
 /// What a value is, for R's messages (`core::r::describe_for_r`), with
 /// `{scalar}` where R writes a single value as R prints it. Never fails.
 /// @noRd
@@ -121,13 +70,6 @@ fn rust_quote_names(x: Robj) -> Robj {
     Robj::from(mcplite_core::r::quote_names(&names))
 }
 
-/// Whether a built `tool_result()` can be sent: NULL, or what is wrong.
-/// @noRd
-#[extendr]
-fn rust_check_tool_result(x: Robj) -> Robj {
-    outcome(mcplite_core::r::result::check_built(&Sx::borrowed(&x)).map(|()| Robj::from(())))
-}
-
 /// `NULL` if a result's structured JSON is still its `structured_content`'s
 /// (or not the serializer's), else the positions (from 1) of the text blocks
 /// generated from that JSON: `core::r::result::structured_edit`. Never fails.
@@ -140,18 +82,6 @@ fn rust_structured_edit(x: Robj) -> Robj {
     }
 }
 
-/// Payload JSON, byte-identical to `jsonlite::toJSON()` with the payload options.
-/// @noRd
-#[extendr]
-fn rust_to_json(x: Robj, opts: Robj, helpers: Robj) -> Robj {
-    outcome((|| {
-        sexp::set_helpers(&helpers)?;
-        let o = mcplite_core::r::options::read(&Sx::borrowed(&opts)).map_err(|p| p.text())?;
-        // Serialized into a reused buffer and copied once, into a JSON text.
-        mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| build::json_text(bytes, &x))?.map(Robj::from)
-    })())
-}
-
 /// The length in bytes of the payload JSON of `x`, without making an R
 /// string of it: the serializer alone, for bench/json.
 /// @noRd
@@ -162,45 +92,6 @@ fn rust_json_size(x: Robj, opts: Robj, helpers: Robj) -> Robj {
         let o = mcplite_core::r::options::read(&Sx::borrowed(&opts)).map_err(|p| p.text())?;
         mcplite_core::rjson::with_json(&Sx::borrowed(&x), &o, |bytes| Robj::from(bytes.len() as f64))
     })())
-}
-
-/// Whether this process serialized a finite non-zero number as 0 since it
-/// last asked (`rjson::take_zeroed`): a worker hands it to the server with
-/// the call's outcome, which says so to the author.
-/// @noRd
-#[extendr]
-fn rust_json_take_zeroed() -> Robj {
-    Robj::from(mcplite_core::rjson::take_zeroed())
-}
-
-/// Serve MCP on stdin/stdout until end of input. `settings` is the list
-/// `serve_specs()` makes (see `serve::Settings`).
-/// @noRd
-#[extendr]
-fn rust_serve(settings: Robj) -> Robj {
-    outcome(serve::Settings::read(&settings).and_then(serve::run).map(Robj::from))
-}
-
-/// `mcp_progress()`: checks the arguments (`NULL`, or `list(arg, message)`
-/// for R to raise) and hands the report to the call running now, if any.
-/// @noRd
-#[extendr]
-fn rust_progress(progress: Robj, total: Robj, message: Robj) -> Robj {
-    let read =
-        mcplite_core::progress::read_report(&Sx::borrowed(&progress), &Sx::borrowed(&total), &Sx::borrowed(&message));
-    match read {
-        Ok(report) => {
-            // The call running in this process, else a live session's call
-            // (its link), else one on a worker (its link, or the server's relay).
-            if let Some(report) =
-                host::report_progress(report).and_then(session::live::report).and_then(worker_link::report)
-            {
-                relay::worker_report(report);
-            }
-            ().into()
-        }
-        Err((arg, message)) => list!(arg = arg, message = message).into(),
-    }
 }
 
 /// On a worker, a call that reports progress starts: `progress` is
@@ -222,22 +113,6 @@ fn rust_worker_progress_begin(progress: Robj) -> bool {
 #[extendr]
 fn rust_worker_progress_end() -> f64 {
     relay::worker_end() as f64
-}
-
-/// The tool's own function starts (`TRUE`) or ends (`FALSE`): see
-/// `host::closure_scope`.
-/// @noRd
-#[extendr]
-fn rust_closure_scope(enter: bool) {
-    host::closure_scope(enter);
-}
-
-/// `serve_tool()` (R/invoke.R): the call running now failed with this
-/// message; it ends next, through R's top-level restart (see `host::tool_failed`).
-/// @noRd
-#[extendr]
-fn rust_tool_failed(message: Robj) {
-    host::tool_failed(message);
 }
 
 /// On a daemon of ours: serve the server's calls on its link until it
@@ -311,13 +186,6 @@ fn rust_session_registration(path: Robj) -> Robj {
     })())
 }
 
-/// The process is ending (an exit finalizer): answer a call in flight.
-/// @noRd
-#[extendr]
-fn rust_on_exit() {
-    host::on_r_exit();
-}
-
 /// What a client of the preferred protocol version receives for one tool in
 /// `tools/list` (the tool's print method): `list(version, json)`, the JSON
 /// indented. `spec` is one of the specs `server_specs()` makes.
@@ -332,39 +200,6 @@ fn rust_tool_listing(spec: Robj) -> Robj {
         let text = |s: &str| ffi::string(s).map_err(|e| e.to_string());
         Ok(list!(version = text(version.id)?, json = text(&json)?).into())
     })())
-}
-
-/// The protocol facts R reads instead of spelling them (R/protocol.R): the
-/// version table in preference order (`versions`, one column per field of
-/// `core::version::Version` that R or the docs use), the version a legacy
-/// `initialize` falls back to (`latest_legacy`), and MCP's field names
-/// (`names`, a character vector named by `core::wire`'s constants).
-/// @noRd
-#[extendr]
-fn rust_protocol() -> Robj {
-    use mcplite_core::version::{LATEST_LEGACY, VERSIONS};
-    use mcplite_core::wire::NAMES;
-    let column =
-        |f: fn(&mcplite_core::version::Version) -> &'static str| -> Strings { VERSIONS.iter().map(f).collect() };
-    let flag = |f: fn(&mcplite_core::version::Version) -> bool| -> Vec<bool> { VERSIONS.iter().map(f).collect() };
-    let versions = list!(
-        id = column(|v| v.id),
-        era = column(|v| v.era.label()),
-        tool_title_annotations_meta = flag(|v| v.tool_title_annotations_meta),
-        output_schema = column(|v| v.output_schema.label()),
-        structured_content = column(|v| v.structured_content.label()),
-        audio_and_links = flag(|v| v.audio_and_links),
-        last_modified = flag(|v| v.last_modified),
-        content_meta = flag(|v| v.content_meta),
-        strict_schema_members = flag(|v| v.strict_schema_members),
-        modern_result = flag(|v| v.modern_result),
-        initialize_instructions = flag(|v| v.initialize_instructions)
-    );
-    let mut names: Robj = NAMES.iter().map(|(_, name)| *name).collect::<Strings>().into();
-    if names.set_names(NAMES.iter().map(|(id, _)| *id)).is_err() {
-        return ().into(); // unreachable: one identifier per name by construction
-    }
-    list!(versions = versions, latest_legacy = VERSIONS[LATEST_LEGACY].id, names = names).into()
 }
 
 /// On a worker: point stdout at stderr and stdin at the null device, so that
@@ -456,24 +291,13 @@ extendr_module! {
     fn rust_worker_detach_stdio;
     fn rust_json_parse;
     fn rust_protocol_text;
-    fn rust_to_json_fixed;
-    fn rust_check;
     fn rust_describe;
     fn rust_quote_names;
-    fn rust_check_tool_result;
     fn rust_structured_edit;
     fn rust_tool_listing;
-    fn rust_protocol;
-    fn rust_to_json;
     fn rust_json_size;
-    fn rust_json_take_zeroed;
-    fn rust_serve;
-    fn rust_on_exit;
-    fn rust_progress;
     fn rust_worker_progress_begin;
     fn rust_worker_progress_end;
-    fn rust_closure_scope;
-    fn rust_tool_failed;
     fn rust_worker_link;
     fn rust_session_start;
     fn rust_session_next;

@@ -1,7 +1,7 @@
 //! `rust_serve()`: read the tool specs R built, take over standard input and
 //! output, and serve until the client closes standard input.
 
-use crate::ffi;
+use crate::ffi::{self, Kept};
 use crate::host::{self, Invoke, RFun, RHost};
 use crate::platform::{stoppable_input, Abandoned, ProtocolOutput, StdioGuard, StopSignals};
 use crate::sexp::Sx;
@@ -90,8 +90,9 @@ pub(crate) fn tools(specs: &Robj) -> std::result::Result<Vec<Tool<RFun>>, String
     for i in 0..list_len(&list) {
         let spec = mcplite_core::r::RValue::list_elt(&list, i);
         let def = mcplite_core::r::spec::read_tool(&spec)?;
-        let fun = field(&spec, "fun").map(|f| f.robj()).filter(|f| f.is_function());
+        let fun = field(&spec, "fun").filter(|f| f.as_robj().is_function());
         let fun = fun.ok_or_else(|| format!("tool {}: `fun` must be a function", def.name))?;
+        let fun = fun.keep().map_err(|e| format!("tool {}: {e}", def.name))?;
         out.push(Tool { formals: formals(&spec), def, fun: RFun(fun) });
     }
     Ok(out)
@@ -130,26 +131,26 @@ fn say_waiting_for_reader() {
 /// (R/invoke.R), read by name.
 pub struct Settings {
     /// The tool specs (`list(name, description, input_schema, ..., fun)`).
-    specs: Robj,
+    specs: Kept,
     /// The server's instructions, a string or `NULL`.
-    instructions: Robj,
+    instructions: Kept,
     /// The payload options (`payload_option_values()`).
-    json_opts: Robj,
+    json_opts: Kept,
     /// `serve_tool()`, which runs a tool's call and catches what it signals.
-    invoker: Robj,
+    invoker: Kept,
     /// `tool_run()`, which marks the run of a tool's own function.
-    runner: Robj,
+    runner: Kept,
     /// `list(name, version)` announced to clients.
-    info: Robj,
+    info: Kept,
     /// A function called with whether tracing is on, once the streams are
     /// guarded, or `NULL`.
-    on_start: Robj,
+    on_start: Kept,
     /// `NULL` (calls run in this process) or the workers' settings and
     /// functions (see workers.rs).
-    workers: Robj,
+    workers: Kept,
     /// `NULL`, or the live-session server's settings (`list(name,
     /// busy_wait)`, see session/forward.rs): calls go to an R session.
-    session: Robj,
+    session: Kept,
 }
 
 impl Settings {
@@ -158,10 +159,12 @@ impl Settings {
         let sx = Sx::borrowed(list);
         // Every name must be there (`NULL` where there is nothing), so a
         // misspelt one is an error rather than a silent default.
-        let item = |name: &str| -> std::result::Result<Robj, String> {
-            field(&sx, name).map(|v| v.robj()).ok_or_else(|| format!("the server settings have no `{name}`"))
+        // Kept, not `Robj`s: see `ffi::Kept`.
+        let item = |name: &str| -> std::result::Result<Kept, String> {
+            let v = field(&sx, name).ok_or_else(|| format!("the server settings have no `{name}`"))?;
+            v.keep().map_err(|e| e.to_string())
         };
-        crate::sexp::set_helpers(&item("helpers")?)?;
+        crate::sexp::set_helpers(&*item("helpers")?)?;
         Ok(Settings {
             specs: item("specs")?,
             instructions: item("instructions")?,
@@ -226,7 +229,8 @@ pub fn run(settings: Settings) -> std::result::Result<&'static str, String> {
     let ending = if let Some(host) = session_host.as_mut() {
         serve(input, &mut output, &mut server, host, &SignalStops, &mut traced.telemetry)
     } else if workers.is_null() {
-        let mut host = RHost { invoke: Invoke::Call { serve: invoker, run: runner }, owed: server.owed() };
+        let invoke = Invoke::Call { serve: std::rc::Rc::new(invoker), run: std::rc::Rc::new(runner) };
+        let mut host = RHost { invoke, owed: server.owed() };
         serve(input, &mut output, &mut server, &mut host, &SignalStops, &mut traced.telemetry)
     } else {
         // Daemons start only now, with the guard in place: they inherit a

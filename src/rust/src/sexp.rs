@@ -16,34 +16,49 @@ use std::rc::Rc;
 
 /// R functions the serializer needs for conversions, and the session's
 /// locale (from R/json.R's `json_helpers()`).
-#[derive(Clone)]
 pub struct Helpers {
-    time: Robj,
-    complex: Robj,
-    as_character: Robj,
+    /// The list they came in, kept: R passes the same (cached) list at every
+    /// entry point that serializes, known again by its address.
+    list: ffi::Kept,
+    time: ffi::Kept,
+    complex: ffi::Kept,
+    as_character: ffi::Kept,
 }
 
 thread_local! {
     // Global because the core's serializer calls R's conversions through
     // `RValue`, which carries no context; set at each entry point that serializes.
-    static HELPERS: RefCell<Option<Helpers>> = const { RefCell::new(None) };
+    static HELPERS: RefCell<Option<Rc<Helpers>>> = const { RefCell::new(None) };
 }
 
 /// Remember the helpers R passes with every entry point that serializes.
 pub fn set_helpers(list: &Robj) -> Result<(), String> {
-    let item = |name: &str| -> Result<Robj, String> {
+    // SAFETY: reads the SEXP of a live object.
+    let given = unsafe { list.get() };
+    // SAFETY: as above, of an object the helpers keep.
+    let same = HELPERS.with(|h| h.borrow().as_ref().is_some_and(|h| unsafe { h.list.get() } == given));
+    if same {
+        return Ok(());
+    }
+    let item = |name: &str| -> Result<ffi::Kept, String> {
         let v =
             mcplite_core::r::field(&Sx::borrowed(list), name).ok_or_else(|| format!("helper `{name}` is missing"))?;
-        Ok(v.robj())
+        v.keep().map_err(|e| e.to_string())
     };
-    let helpers = Helpers { time: item("time")?, complex: item("complex")?, as_character: item("as_character")? };
-    let utf8 = mcplite_core::r::flag1(&Sx::borrowed(&item("utf8")?)).unwrap_or(true);
+    let helpers = Helpers {
+        list: ffi::keep(list).map_err(|e| e.to_string())?,
+        time: item("time")?,
+        complex: item("complex")?,
+        as_character: item("as_character")?,
+    };
+    let utf8 = mcplite_core::r::field(&Sx::borrowed(list), "utf8").ok_or("helper `utf8` is missing")?;
+    let utf8 = mcplite_core::r::flag1(&utf8).unwrap_or(true);
     ffi::set_utf8_locale(utf8);
-    HELPERS.with(|h| *h.borrow_mut() = Some(helpers));
+    HELPERS.with(|h| *h.borrow_mut() = Some(Rc::new(helpers)));
     Ok(())
 }
 
-fn helpers() -> Result<Helpers, String> {
+fn helpers() -> Result<Rc<Helpers>, String> {
     HELPERS.with(|h| h.borrow().clone()).ok_or_else(|| "the conversion helpers were not given".to_string())
 }
 
@@ -209,6 +224,19 @@ impl Sx {
     #[inline]
     fn typeof_(&self) -> SEXPTYPE {
         self.ty
+    }
+
+    /// The object as an `&Robj`, for as long as this view (which keeps it
+    /// alive, or borrows it from a caller that does) is borrowed.
+    pub fn as_robj(&self) -> &Robj {
+        // SAFETY: the object is alive while the view is (see the constructors).
+        unsafe { ffi::as_robj(&self.sexp) }
+    }
+
+    /// The object kept from R's collector for as long as the `Kept` lives,
+    /// outside extendr's ownership table (see `ffi::Kept`).
+    pub fn keep(&self) -> std::result::Result<ffi::Kept, ffi::RFailure> {
+        ffi::keep(self.as_robj())
     }
 
     /// The object as an Robj (protected while the Robj lives).
@@ -423,7 +451,7 @@ impl RValue for Sx {
 
     fn convert(&self, conv: Conversion<'_>) -> std::result::Result<Self, String> {
         let h = helpers()?;
-        let x = self.robj();
+        let x = self.as_robj();
         // The helpers' arguments are made under protection, as R values.
         let failed = |e: ffi::RFailure| format!("R conversion failed: {e}");
         let out = match conv {
@@ -432,15 +460,15 @@ impl RValue for Sx {
                 let classes = ffi::strings(classes).map_err(failed)?;
                 let lt = ffi::flag(posixlt_to_ct).map_err(failed)?;
                 let date = ffi::flag(is_date).map_err(failed)?;
-                ffi::call_for_tool(&h.time, &[&x, &classes, &lt, &date])
+                ffi::call_for_tool(&h.time, &[x, &classes, &lt, &date])
             }
             Conversion::ComplexStrings { digits } => {
                 let digits = ffi::integer(digits).map_err(failed)?;
-                ffi::call_for_tool(&h.complex, &[&x, &digits])
+                ffi::call_for_tool(&h.complex, &[x, &digits])
             }
             Conversion::AsCharacter { classes } => {
                 let classes = ffi::strings(classes).map_err(failed)?;
-                ffi::call_for_tool(&h.as_character, &[&x, &classes])
+                ffi::call_for_tool(&h.as_character, &[x, &classes])
             }
         };
         let out = out.map_err(failed)?;

@@ -30,6 +30,7 @@ use mcplite_core::Server;
 use serde_json::value::RawValue;
 use std::collections::HashSet;
 use std::io::Write;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -136,8 +137,10 @@ pub fn serve(settings: &Robj) -> Result<(), String> {
             return Ok(());
         }
     };
-    let serve = item("serve")?;
-    let run = item("run")?;
+    // Kept outside extendr's table (see `ffi::Kept`), as in the server.
+    let keep = |name: &str| item(name).and_then(|r| ffi::keep(&r).map(Rc::new).map_err(|e| e.to_string()));
+    let serve = keep("serve")?;
+    let run = keep("run")?;
     let traced = item("traced")?;
     if !writer.send(&hello.line()) {
         return Err("the server closed the link".into());
@@ -237,7 +240,7 @@ fn read_server(
 /// Run one call through the core and make its answer.
 fn run_call(
     server: &mut Server<RFun>,
-    (serve, run): (&Robj, &Robj),
+    (serve, run): (&Rc<ffi::Kept>, &Rc<ffi::Kept>),
     traced: &Robj,
     q: &Call,
     writer: &Arc<Writer>,
@@ -255,7 +258,7 @@ fn run_call(
     // (`worker_traced_invoker()`).
     let invoke = match q.traceparent.as_deref().map(ffi::string) {
         Some(Ok(tp)) => match ffi::call(traced, &[&tp]) {
-            Ok(invoker) => Invoke::Outcome(Robj::from(invoker)),
+            Ok(invoker) => Invoke::Outcome(Rc::new(invoker)),
             Err(_) => Invoke::Call { serve: serve.clone(), run: run.clone() },
         },
         _ => Invoke::Call { serve: serve.clone(), run: run.clone() },

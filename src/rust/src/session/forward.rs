@@ -542,7 +542,7 @@ fn placeholder(name: &str) -> Tool<RFun> {
         annotations: None,
         meta: None,
     };
-    Tool { def, formals: Formals::unknown(), fun: RFun(Robj::from(())) }
+    Tool { def, formals: Formals::unknown(), fun: RFun(crate::ffi::Kept::null()) }
 }
 
 /// The session's tools, as its `list` answer wrote them.

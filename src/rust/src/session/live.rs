@@ -169,7 +169,7 @@ static LIVE: Mutex<Option<Live>> = Mutex::new(None);
 /// Main-thread state: R objects.
 struct Main {
     server: Server<RFun>,
-    invoker: Robj,
+    invoker: std::rc::Rc<crate::ffi::Kept>,
     dispatch: Robj,
 }
 
@@ -225,7 +225,8 @@ pub fn start(settings: &Robj) -> Result<Robj, String> {
     let list_line = list.line();
     MAIN.with(|m| {
         let mut m = m.try_borrow_mut().map_err(|_| "mcp_session() cannot be called by a tool the session runs")?;
-        *m = Some(Main { server, invoker: item("invoke")?, dispatch: item("dispatch")? });
+        let invoker = crate::ffi::keep(&item("invoke")?).map_err(|e| e.to_string())?;
+        *m = Some(Main { server, invoker: std::rc::Rc::new(invoker), dispatch: item("dispatch")? });
         Ok::<(), String>(())
     })?;
     let mut live = lock(&LIVE);

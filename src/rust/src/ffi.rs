@@ -310,39 +310,38 @@ fn error_text(raw: &str) -> Option<String> {
 /// [`protected`]; the value is kept as [`make`] keeps its object.
 pub fn call(fun: &Robj, args: &[&Robj]) -> Result<Kept, RFailure> {
     // SAFETY: every SEXP comes from a live Robj owned by the caller; the
-    // call object is protected while it exists; R_tryEval returns normally;
-    // the value is protected before the call object is released.
+    // call object is protected while it is built and evaluated (the
+    // protections balanced after); `try_eval_kept`'s contract holds.
     let value = protected(|| unsafe {
         let mut call = extendr_ffi::R_NilValue;
         for a in args.iter().rev() {
             call = extendr_ffi::Rf_protect(extendr_ffi::Rf_cons(a.get(), call));
         }
         call = extendr_ffi::Rf_protect(extendr_ffi::Rf_lcons(fun.get(), call));
-        let mut failed: c_int = 0;
-        let value = extendr_ffi::R_tryEval(call, extendr_ffi::R_GlobalEnv, &mut failed);
-        // Unprotecting never allocates, so the value is safe until it is
-        // protected on its own.
+        let value = try_eval_kept(call);
         extendr_ffi::Rf_unprotect(args.len() as c_int + 1);
-        (failed == 0).then(|| {
-            let value = extendr_ffi::Rf_protect(value);
-            preserve(value);
-            extendr_ffi::Rf_unprotect(1);
-            value
-        })
+        value
     });
-    match value {
-        Some(Some(sexp)) => Ok(Kept(sexp)),
-        _ => Err(RFailure::Error(last_error_message())),
-    }
+    kept_or_error(value)
 }
 
 /// Evaluates `call` (a call Rust built, in R's global environment) as
 /// [`call`] does: its value kept, or R's error.
 pub fn eval(call: &Kept) -> Result<Kept, RFailure> {
     let call = call.0;
-    // SAFETY: `call` is a live object kept by the caller; R_tryEval returns
-    // normally; the value is protected before anything else allocates.
-    let value = protected(|| unsafe {
+    // SAFETY: `call` is a live object kept by the caller.
+    kept_or_error(protected(|| unsafe { try_eval_kept(call) }))
+}
+
+/// `R_tryEval()` of `call` in R's global environment: its value, preserved
+/// (the caller makes it a [`Kept`]), or `None` when R failed.
+///
+/// # Safety
+/// Under [`protected`]; `call` is a live object kept alive by the caller.
+unsafe fn try_eval_kept(call: SEXP) -> Option<SEXP> {
+    // SAFETY: the caller's contract; R_tryEval returns normally, and the
+    // value is protected before anything else allocates.
+    unsafe {
         let mut failed: c_int = 0;
         let value = extendr_ffi::R_tryEval(call, extendr_ffi::R_GlobalEnv, &mut failed);
         (failed == 0).then(|| {
@@ -351,7 +350,11 @@ pub fn eval(call: &Kept) -> Result<Kept, RFailure> {
             extendr_ffi::Rf_unprotect(1);
             value
         })
-    });
+    }
+}
+
+/// A value [`try_eval_kept`] preserved, or R's last error.
+fn kept_or_error(value: Option<Option<SEXP>>) -> Result<Kept, RFailure> {
     match value {
         Some(Some(sexp)) => Ok(Kept(sexp)),
         _ => Err(RFailure::Error(last_error_message())),

@@ -249,10 +249,12 @@ fn run_call(
     answer.call = Some(q.call);
     let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
         Ok(doc) => doc,
-        Err(e) => return failed(answer, q.version, &format!("Tool {} received arguments it cannot read: {e}", q.tool)),
+        Err(e) => {
+            return answer.tool_error(q.version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
+        }
     };
     let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
-    let Some(id) = id else { return failed(answer, q.version, "bad call number") };
+    let Some(id) = id else { return answer.tool_error(q.version, "bad call number") };
     // A call runs as in the server (`serve_tool()`); a traced one through an
     // invoker that opens the worker's span under the server's
     // (`worker_traced_invoker()`).
@@ -286,20 +288,10 @@ fn run_call(
             answer.error = here.failure;
             answer.zeroed = here.zeroed.then_some(true);
             if answer.result.is_none() {
-                return failed(answer, q.version, "the result could not be written");
+                return answer.tool_error(q.version, "the result could not be written");
             }
             answer
         }
-        None => failed(answer, q.version, &format!("Tool {} is not defined on the worker.", q.tool)),
+        None => answer.tool_error(q.version, &format!("Tool {} is not defined on the worker.", q.tool)),
     }
-}
-
-/// A tool error as the answer, written by the core for the version.
-fn failed(mut answer: Message, version: usize, message: &str) -> Message {
-    let result = mcplite_core::result::CallResult::<Sx>::tool_error(message.to_string());
-    let mut out = Vec::new();
-    mcplite_core::projection::write_result(&mut out, &result, &VERSIONS[version], None);
-    answer.result = RawValue::from_string(String::from_utf8_lossy(&out).into_owned()).ok();
-    answer.is_error = Some(true);
-    answer
 }

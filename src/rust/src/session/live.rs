@@ -561,10 +561,12 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
     let version = VERSIONS.iter().position(|v| v.id == q.version).unwrap_or(0);
     let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
         Ok(doc) => doc,
-        Err(e) => return failed(answer, version, &format!("Tool {} received arguments it cannot read: {e}", q.tool)),
+        Err(e) => {
+            return answer.tool_error(version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
+        }
     };
     let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
-    let Some(id) = id else { return failed(answer, version, "bad call number") };
+    let Some(id) = id else { return answer.tool_error(version, "bad call number") };
     if q.progress {
         *lock(&PROGRESS_TO) = conn.map(|c| (c, q.call));
     }
@@ -595,22 +597,12 @@ fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
             answer.result = RawValue::from_string(String::from_utf8_lossy(&here.result).into_owned()).ok();
             answer.is_error = Some(here.is_error);
             if answer.result.is_none() {
-                return failed(answer, version, "the result could not be written");
+                return answer.tool_error(version, "the result could not be written");
             }
             answer
         }
-        None => failed(answer, version, &format!("This R session has no tool {} (any more).", q.tool)),
+        None => answer.tool_error(version, &format!("This R session has no tool {} (any more).", q.tool)),
     }
-}
-
-/// A tool error as the answer, written by the core for the version.
-fn failed(mut answer: Message, version: usize, message: &str) -> Message {
-    let result = mcplite_core::result::CallResult::<Sx>::tool_error(message.to_string());
-    let mut out = Vec::new();
-    mcplite_core::projection::write_result(&mut out, &result, &VERSIONS[version], None);
-    answer.result = RawValue::from_string(String::from_utf8_lossy(&out).into_owned()).ok();
-    answer.is_error = Some(true);
-    answer
 }
 
 /// `rust_session_reschedule()`: the console was not at top level; look again soon.

@@ -109,6 +109,20 @@ pub struct Message {
 }
 
 impl Message {
+    /// An `answer` that is a tool error with `message`, its result written by
+    /// the core for the protocol version `version` (an index of `VERSIONS`).
+    pub fn tool_error(mut self, version: usize, message: &str) -> Message {
+        let result = mcplite_core::result::CallResult::<crate::sexp::Sx>::tool_error(message.to_string());
+        let mut out = Vec::new();
+        let versions = &mcplite_core::version::VERSIONS;
+        if let Some(v) = versions.get(version).or(versions.first()) {
+            mcplite_core::projection::write_result(&mut out, &result, v, None);
+        }
+        self.result = RawValue::from_string(String::from_utf8_lossy(&out).into_owned()).ok();
+        self.is_error = Some(true);
+        self
+    }
+
     pub fn new(op: Op) -> Message {
         Message {
             op,

@@ -97,12 +97,10 @@ extern "C" fn rust_progress(progress: SEXP, total: SEXP, message: SEXP) -> SEXP 
             mcplite_core::progress::read_report(&Sx::borrowed(progress), &Sx::borrowed(total), &Sx::borrowed(message));
         match read {
             Ok(report) => {
-                // The call running in this process, else a live session's call
-                // (its link), else one on a worker (its link, or the server's relay).
-                if let Some(report) = crate::host::report_progress(report)
-                    .and_then(crate::session::live::report)
-                    .and_then(crate::worker_link::report)
-                {
+                // The call running in this process, else one that came over a
+                // link (a live session's, a worker's), else one on a script's
+                // worker (the server's relay).
+                if let Some(report) = crate::host::report_progress(report).and_then(crate::session::run::report) {
                     crate::relay::worker_report(report);
                 }
                 Ok(None)

@@ -17,13 +17,11 @@
 use crate::ffi;
 use crate::host::{Invoke, RFun, RHost};
 use crate::platform::{self, LocalStream};
+use crate::session::run::{LineSink, LinkedCall};
 use crate::session::{Message, Op, MAX_LINE};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::CallContext;
-use mcplite_core::envelope::RequestId;
-use mcplite_core::json::Doc;
-use mcplite_core::progress::{relay_line, Report};
 use mcplite_core::r::{field, string1};
 use mcplite_core::version::VERSIONS;
 use mcplite_core::Server;
@@ -31,7 +29,6 @@ use serde_json::value::RawValue;
 use std::collections::HashSet;
 use std::io::Write;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -45,6 +42,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The link's write end, shared by the answers and `mcp_progress()`.
 struct Writer(Mutex<LocalStream>);
+
+impl LineSink for Writer {
+    fn send(&self, line: &[u8]) -> bool {
+        Writer::send(self, line)
+    }
+}
 
 impl Writer {
     fn send(&self, line: &[u8]) -> bool {
@@ -63,28 +66,6 @@ struct Calls {
     pending: HashSet<u64>,
     /// Calls withdrawn or cancelled before they started: never run.
     withdrawn: HashSet<u64>,
-}
-
-/// The call whose `mcp_progress()` goes over the link, while it runs.
-// Global because `mcp_progress()` reaches it from the tool's R code through
-// `.Call` (`rust_progress()`), which carries no handle.
-static PROGRESS_TO: Mutex<Option<(Arc<Writer>, u64)>> = Mutex::new(None);
-/// Held while a cancellation signals the main thread, and while the main
-/// thread stops catching signals after a call (as in a live session).
-// Global because it orders the reader thread's signal with the main
-// thread's signal handlers, which are process-wide.
-static SIGNALLING: Mutex<()> = Mutex::new(());
-/// A cancellation sent the main thread a SIGINT during the running call.
-// Global for the same reason as `SIGNALLING`.
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-/// `mcp_progress()` in a call that came over a link: the report goes to the
-/// server as a relay line. Gives the report back otherwise.
-pub fn report(report: Report) -> Option<Report> {
-    let target = lock(&PROGRESS_TO).clone();
-    let Some((writer, call)) = target else { return Some(report) };
-    writer.send(&relay_line(call, &report));
-    None
 }
 
 /// A call as the reader thread hands it over.
@@ -225,10 +206,7 @@ fn read_server(
                 }
                 let c = lock(calls);
                 if c.running == Some(call) {
-                    let _signalling = lock(&SIGNALLING);
-                    if platform::cancel_closure(r_thread) {
-                        SIGNALLED.store(true, Ordering::SeqCst);
-                    }
+                    crate::session::run::cancel_running(r_thread);
                 }
                 true
             }
@@ -245,16 +223,6 @@ fn run_call(
     q: &Call,
     writer: &Arc<Writer>,
 ) -> Message {
-    let mut answer = Message::new(Op::Answer);
-    answer.call = Some(q.call);
-    let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
-        Ok(doc) => doc,
-        Err(e) => {
-            return answer.tool_error(q.version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
-        }
-    };
-    let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
-    let Some(id) = id else { return answer.tool_error(q.version, "bad call number") };
     // A call runs as in the server (`serve_tool()`); a traced one through an
     // invoker that opens the worker's span under the server's
     // (`worker_traced_invoker()`).
@@ -265,33 +233,16 @@ fn run_call(
         },
         _ => Invoke::Call { serve: serve.clone(), run: run.clone() },
     };
-    if q.progress {
-        *lock(&PROGRESS_TO) = Some((writer.clone(), q.call));
-    }
-    // While the call runs, a cancellation's SIGINT reaches only its closure.
-    let signals = platform::StopSignals::install().ok();
-    let mut host = RHost { invoke, owed: server.owed() };
-    let cx = CallContext { traceparent: None, id, progress: None, version: q.version, client: None };
-    let done = server.call_here(&q.tool, doc.as_ref().map(|d| d.root()), &mut host, cx);
-    {
-        let _signalling = lock(&SIGNALLING);
-        drop(signals);
-    }
-    if SIGNALLED.swap(false, Ordering::SeqCst) {
-        ffi::drop_pending_interrupt();
-    }
-    *lock(&PROGRESS_TO) = None;
-    match done {
-        Some(here) => {
-            answer.result = RawValue::from_string(String::from_utf8_lossy(&here.result).into_owned()).ok();
-            answer.is_error = Some(here.is_error);
-            answer.error = here.failure;
-            answer.zeroed = here.zeroed.then_some(true);
-            if answer.result.is_none() {
-                return answer.tool_error(q.version, "the result could not be written");
-            }
-            answer
-        }
-        None => answer.tool_error(q.version, &format!("Tool {} is not defined on the worker.", q.tool)),
-    }
+    let progress = q.progress.then(|| writer.clone() as Arc<dyn LineSink>);
+    let linked =
+        LinkedCall { call: q.call, version: q.version, tool: &q.tool, arguments: q.arguments.as_deref(), progress };
+    crate::session::run::run(
+        linked,
+        || format!("Tool {} is not defined on the worker.", q.tool),
+        |arguments, id| {
+            let mut host = RHost { invoke, owed: server.owed() };
+            let cx = CallContext { traceparent: None, id, progress: None, version: q.version, client: None };
+            server.call_here(&q.tool, arguments, &mut host, cx)
+        },
+    )
 }

@@ -3,6 +3,7 @@
 //! event loop, only at the console's top level (R/session.R,
 //! `session_dispatch()`).
 
+use super::run::{LineSink, LinkedCall};
 use super::{Message, Op, Registration, MAX_LINE, MAX_REGISTRATION, TOKEN_WAIT};
 use crate::ffi;
 use crate::host::{Invoke, RFun, RHost};
@@ -10,9 +11,6 @@ use crate::platform::{self, SessionListener, SessionStream};
 use crate::sexp::Sx;
 use extendr_api::prelude::*;
 use mcplite_core::dispatch::CallContext;
-use mcplite_core::envelope::RequestId;
-use mcplite_core::json::Doc;
-use mcplite_core::progress::{relay_line, Report};
 use mcplite_core::version::VERSIONS;
 use mcplite_core::Server;
 use serde_json::value::RawValue;
@@ -108,6 +106,12 @@ struct Conn {
     writer: Mutex<SessionStream>,
 }
 
+impl LineSink for Conn {
+    fn send(&self, line: &[u8]) -> bool {
+        Conn::send(self, line)
+    }
+}
+
 impl Conn {
     fn send(&self, line: &[u8]) -> bool {
         let mut w = lock(&self.writer);
@@ -177,30 +181,6 @@ thread_local! {
     // Global because later's callback (`on_later`) and the `.Call`s of
     // `session_dispatch()` carry no data; R objects, so main thread only.
     static MAIN: RefCell<Option<Main>> = const { RefCell::new(None) };
-}
-
-/// The call whose progress goes over the link (while it runs).
-// Global because `mcp_progress()` reaches it from the tool's R code through
-// `.Call`, which carries no handle.
-static PROGRESS_TO: Mutex<Option<(Arc<Conn>, u64)>> = Mutex::new(None);
-/// Held while a cancellation signals the main thread, and while the main
-/// thread stops catching signals after a call: the signal is sent only
-/// while the call's closure can take it.
-// Global because it orders a connection thread's signal with the main
-// thread's signal handlers, which are process-wide.
-static SIGNALLING: Mutex<()> = Mutex::new(());
-/// A cancellation sent the main thread a SIGINT during the call running now.
-// Global because a connection thread sets it and the main thread reads it
-// after the call, outside any shared handle.
-static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// `mcp_progress()` in a session call: the report goes to the server that
-/// sent the call. Gives the report back when no session call runs.
-pub fn report(report: Report) -> Option<Report> {
-    let target = lock(&PROGRESS_TO).clone();
-    let Some((conn, call)) = target else { return Some(report) };
-    conn.send(&relay_line(call, &report));
-    None
 }
 
 /// What `rust_session_start()` is given (R/session.R): `list(specs, name,
@@ -496,10 +476,7 @@ fn handle_message(msg: Message, id: u64, conn: &Conn, shared: &Shared) {
             let before = state.queue.len();
             state.queue.retain(|q| !(q.conn == id && q.call == call));
             if state.queue.len() == before && state.running == Some((id, call)) {
-                let _signalling = lock(&SIGNALLING);
-                if platform::cancel_closure(&shared.r_thread) {
-                    SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
-                }
+                super::run::cancel_running(&shared.r_thread);
             }
         }
         _ => {}
@@ -556,53 +533,22 @@ pub fn run() {
 }
 
 fn run_call(q: &Queued, conn: Option<Arc<Conn>>) -> Message {
-    let mut answer = Message::new(Op::Answer);
-    answer.call = Some(q.call);
     let version = VERSIONS.iter().position(|v| v.id == q.version).unwrap_or(0);
-    let doc = match q.arguments.as_ref().map(|a| Doc::parse(a.get().as_bytes().to_vec())).transpose() {
-        Ok(doc) => doc,
-        Err(e) => {
-            return answer.tool_error(version, &format!("Tool {} received arguments it cannot read: {e}", q.tool))
-        }
-    };
-    let id = Doc::parse(q.call.to_string().into_bytes()).ok().and_then(|d| RequestId::parse(d.root()));
-    let Some(id) = id else { return answer.tool_error(version, "bad call number") };
-    if q.progress {
-        *lock(&PROGRESS_TO) = conn.map(|c| (c, q.call));
-    }
-    // While the call runs, a cancellation's SIGINT reaches only its
-    // closure, and a Ctrl-C typed meanwhile interrupts the tool.
-    let signals = platform::StopSignals::install().ok();
-    let done = MAIN.with(|m| {
-        let mut m = m.borrow_mut();
-        let m = m.as_mut()?;
-        let mut host = RHost { invoke: Invoke::Outcome(m.invoker.clone()), owed: m.server.owed() };
-        let cx = CallContext { traceparent: None, id, progress: None, version, client: q.client.clone() };
-        m.server.call_here(&q.tool, doc.as_ref().map(|d| d.root()), &mut host, cx)
-    });
-    {
-        let _signalling = lock(&SIGNALLING);
-        drop(signals);
-    }
-    // A cancellation's SIGINT sent just before the handlers went back may
-    // reach R's own handler now: R drops it here (the thread took it at the
-    // latest on its way back from restoring them), so it cannot interrupt
-    // the user's next command.
-    if SIGNALLED.swap(false, std::sync::atomic::Ordering::SeqCst) {
-        crate::ffi::drop_pending_interrupt();
-    }
-    *lock(&PROGRESS_TO) = None;
-    match done {
-        Some(here) => {
-            answer.result = RawValue::from_string(String::from_utf8_lossy(&here.result).into_owned()).ok();
-            answer.is_error = Some(here.is_error);
-            if answer.result.is_none() {
-                return answer.tool_error(version, "the result could not be written");
-            }
-            answer
-        }
-        None => answer.tool_error(version, &format!("This R session has no tool {} (any more).", q.tool)),
-    }
+    let progress = if q.progress { conn.map(|c| c as Arc<dyn LineSink>) } else { None };
+    let linked = LinkedCall { call: q.call, version, tool: &q.tool, arguments: q.arguments.as_deref(), progress };
+    super::run::run(
+        linked,
+        || format!("This R session has no tool {} (any more).", q.tool),
+        |arguments, id| {
+            MAIN.with(|m| {
+                let mut m = m.borrow_mut();
+                let m = m.as_mut()?;
+                let mut host = RHost { invoke: Invoke::Outcome(m.invoker.clone()), owed: m.server.owed() };
+                let cx = CallContext { traceparent: None, id, progress: None, version, client: q.client.clone() };
+                m.server.call_here(&q.tool, arguments, &mut host, cx)
+            })
+        },
+    )
 }
 
 /// `rust_session_reschedule()`: the console was not at top level; look again soon.

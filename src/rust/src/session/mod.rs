@@ -18,6 +18,7 @@
 
 pub mod forward;
 pub mod live;
+pub mod run;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

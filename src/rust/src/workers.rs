@@ -408,34 +408,24 @@ impl ToolHost for WorkerHost {
     fn call(&mut self, tool: &Tool<RFun>, arguments: Option<Val<'_>>, cx: CallContext) -> Started<Sx> {
         self.next += 1;
         let task = self.next;
-        if let Some(links) = self.links.as_mut() {
-            if let Some(failure) = &links.failure {
-                return Started::Done(Finished::Failed(failure.clone()));
-            }
-            let progress = cx.progress.is_some();
-            if let Some(reporter) = cx.progress {
-                lock(&links.shared.reporters).insert(task, (reporter, tool.def.name.clone()));
-            }
-            let call = Queued {
-                name: tool.def.name.clone(),
-                arguments: arguments.map(|a| a.raw().to_vec()),
-                traceparent: cx.traceparent,
-                progress,
-                version: cx.version,
-            };
-            self.queued_bytes += call.bytes();
-            self.queued.insert(task, call);
-            self.queue.push_back(task);
-            self.send_queued_links();
-            self.note_full();
-            return Started::Running(task);
+        if let Some(failure) = self.links.as_ref().and_then(|l| l.failure.clone()) {
+            return Started::Done(Finished::Failed(failure));
         }
-        let progress = match (cx.progress, self.relay.as_ref()) {
-            (Some(reporter), Some(relay)) => {
-                relay.open(task, reporter, &tool.def.name);
+        // Progress comes back over the daemon's link (daemons of ours), or
+        // through the server's relay (a script's daemons).
+        let progress = match (self.links.as_ref(), cx.progress) {
+            (Some(links), Some(reporter)) => {
+                lock(&links.shared.reporters).insert(task, (reporter, tool.def.name.clone()));
                 true
             }
-            _ => false,
+            (None, Some(reporter)) => match self.relay.as_ref() {
+                Some(relay) => {
+                    relay.open(task, reporter, &tool.def.name);
+                    true
+                }
+                None => false,
+            },
+            (_, None) => false,
         };
         let call = Queued {
             name: tool.def.name.clone(),
@@ -444,7 +434,9 @@ impl ToolHost for WorkerHost {
             progress,
             version: cx.version,
         };
-        if self.queue.is_empty() && self.running.len() < self.slots {
+        // mirai takes a call at once while it has a slot; links take theirs
+        // from the queue (`send_queued_links`).
+        if self.links.is_none() && self.queue.is_empty() && self.running.len() < self.slots {
             return match self.send(task, call) {
                 Ok(()) => Started::Running(task),
                 Err(failed) => {
@@ -456,6 +448,9 @@ impl ToolHost for WorkerHost {
         self.queued_bytes += call.bytes();
         self.queued.insert(task, call);
         self.queue.push_back(task);
+        if self.links.is_some() {
+            self.send_queued_links();
+        }
         self.note_full();
         Started::Running(task)
     }
